@@ -1,0 +1,36 @@
+"""Errors raised by csvm-stats.
+
+Every error says what went wrong and what to do about it. Data problems are
+``ValueError`` subclasses so that scikit-learn style callers catch them as
+usual.
+"""
+
+from __future__ import annotations
+
+
+class CSVMError(Exception):
+    """Base class of all csvm-stats errors."""
+
+
+class DataError(CSVMError, ValueError):
+    """The data cannot be used as given (NaN, one class, unseen level, ...)."""
+
+
+class InfeasibleConstraintsError(CSVMError):
+    """No classifier of the chosen family meets the requested rate constraints."""
+
+
+class SolverUnavailableError(CSVMError, ImportError):
+    """The requested solver backend is not installed or not licensed."""
+
+
+class NoSolutionError(CSVMError):
+    """The solver stopped (time limit, error) without any feasible solution."""
+
+
+class SolverError(CSVMError):
+    """The solver failed for a reason other than infeasibility or time."""
+
+
+class LicenseLimitError(SolverError):
+    """The Gurobi licence cannot take a model of this size."""

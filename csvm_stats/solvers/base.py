@@ -1,0 +1,84 @@
+"""The solver protocol: one status set, one options record, one solution record.
+
+Every backend translates a :class:`~csvm_stats.problem.MIQP` into its own
+modelling layer, solves it and returns a :class:`Solution`, mapping its own
+status codes onto :class:`Status` (the cvxpy pattern).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from csvm_stats.problem import MIQP
+
+
+class Status(str, enum.Enum):
+    """Outcome of a solve, shared by all backends."""
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time limit (incumbent)"
+    INFEASIBLE = "infeasible"
+    NO_SOLUTION = "no solution found"
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Options every backend honours.
+
+    ``time_limit`` is in seconds (the paper uses 300 s and accepts the
+    incumbent); ``mip_gap`` is the relative optimality gap at which the search
+    stops; ``threads=None`` lets the solver decide.
+    """
+
+    time_limit: float = 300.0
+    mip_gap: float = 1e-4
+    threads: int | None = None
+    verbose: bool = False
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    """What a solve did: status, objective, bound, gap, times and effort."""
+
+    status: Status
+    objective: float
+    best_bound: float
+    gap: float
+    wall_time: float
+    cpu_time: float
+    nodes: int
+    backend: str
+    backend_version: str
+    formulation: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A backend's answer: the record plus the variable values (or ``None``)."""
+
+    record: SolveRecord
+    x: np.ndarray | None = field(default=None, repr=False)
+
+
+class Backend(Protocol):
+    """A solver backend: ``name``, availability check and ``solve``."""
+
+    name: str
+
+    def available(self) -> bool: ...
+
+    def version(self) -> str: ...
+
+    def solve(self, problem: MIQP, options: SolverOptions) -> Solution: ...
