@@ -1,0 +1,282 @@
+r"""From user data to the optimiser's inputs: label coding, sample split, scaling.
+
+* :class:`LabelCoding` maps the user's two labels (0/1, bool, strings or a
+  pandas Categorical) to :math:`y \in \{-1, +1\}` with the positive class
+  named, and back again.
+* :class:`SampleSplit` holds the three disjoint samples of a fit: the training
+  sample I (the hinge loss), the anchor sample J (the rate constraints) and the
+  held-out certification sample H, which the optimisation never sees and on
+  which the confidence statements are made. :func:`split_samples` draws them
+  stratified by class with a seeded generator.
+* :class:`Standardizer` centres and scales the columns with statistics of
+  :math:`I \cup J` only (never H, so that H stays independent of the
+  classifier) and maps a linear rule back to the original units:
+  :math:`w'((x - m)/s) + b = (w/s)'x + (b - (w/s)'m)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.exceptions import DataError
+
+#: Default shares of the data for the training, anchor and held-out samples.
+DEFAULT_FRACTIONS: tuple[float, float, float] = (0.5, 0.25, 0.25)
+
+
+@dataclass(frozen=True)
+class LabelCoding:
+    """The two class labels in the user's coding and which one is positive.
+
+    ``levels`` are in the order of the data's levels (categories of a
+    Categorical, else sorted values, as R's ``factor()`` orders them);
+    ``positive`` is one of them. ``categories`` keeps a Categorical's full
+    category list (``None`` for other label types) so that predictions come
+    back as the same type.
+    """
+
+    levels: tuple[Any, Any]
+    positive: Any
+    name: str | None = None
+    categories: tuple[Any, ...] | None = None
+    ordered: bool = False
+
+    @property
+    def negative(self) -> Any:
+        """The label that is coded -1."""
+        return self.levels[0] if self.levels[1] == self.positive else self.levels[1]
+
+    def encode(self, labels: Any) -> np.ndarray:
+        """Labels in the user's coding to a float array of -1/+1; unknown labels are an error."""
+        values = _as_series(labels)
+        if values.isna().any():
+            raise DataError(
+                f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
+            )
+        is_pos = values.to_numpy(dtype=object) == self.positive
+        is_neg = values.to_numpy(dtype=object) == self.negative
+        unknown = ~(is_pos | is_neg)
+        if unknown.any():
+            bad = sorted({repr(v) for v in values[unknown].unique()})
+            raise DataError(
+                f"The response has label(s) {', '.join(bad)} outside the two classes "
+                f"{self.levels[0]!r} and {self.levels[1]!r}; CSVM is a binary classifier."
+            )
+        return np.where(is_pos, 1.0, -1.0)
+
+    def decode(self, signs: np.ndarray, index: pd.Index | None = None) -> pd.Series:
+        """-1/+1 (or a score's sign, 0 counting as positive) back to the user's labels."""
+        signs = np.asarray(signs)
+        labels = np.where(signs >= 0, np.array(self.positive, dtype=object), np.array(self.negative, dtype=object))
+        if self.categories is not None:
+            out = pd.Categorical(labels, categories=list(self.categories), ordered=self.ordered)
+            return pd.Series(out, index=index, name=self.name)
+        dtype = np.asarray(list(self.levels)).dtype
+        if dtype.kind in "biuf":
+            return pd.Series(labels.astype(dtype), index=index, name=self.name)
+        return pd.Series(labels, index=index, name=self.name, dtype=object)
+
+    def describe(self) -> str:
+        """One line naming the positive and the negative class."""
+        return f"positive class = {self.positive!r} (coded +1), negative class = {self.negative!r} (coded -1)"
+
+
+def _as_series(labels: Any) -> pd.Series:
+    if isinstance(labels, pd.Series):
+        return labels
+    if isinstance(labels, (pd.Categorical, pd.Index)):
+        return pd.Series(labels)
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        else:
+            raise DataError(f"The response must be one-dimensional, got shape {arr.shape}.")
+    return pd.Series(arr)
+
+
+def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.ndarray]:
+    """Find the two classes, choose the positive one and code the labels as -1/+1.
+
+    The default positive class follows R's convention: the second level
+    (``1`` for 0/1, ``True`` for bool, the alphabetically second string, the
+    second category of a Categorical). A Categorical must have exactly two
+    categories; other label types exactly two distinct values.
+    """
+    values = _as_series(labels)
+    name = None if values.name is None else str(values.name)
+    if values.isna().any():
+        raise DataError(
+            f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
+        )
+    categories: tuple[Any, ...] | None = None
+    ordered = False
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        categories = tuple(values.cat.categories)
+        ordered = bool(values.cat.ordered)
+        if len(categories) != 2:
+            raise DataError(
+                f"The response is a Categorical with {len(categories)} categories {list(categories)}; "
+                "CSVM needs exactly two. Drop unused categories (Series.cat.remove_unused_categories()) "
+                "or recode the response into two classes."
+            )
+        levels = categories
+    else:
+        uniques = pd.unique(values.to_numpy(dtype=object))
+        try:
+            levels = tuple(sorted(uniques.tolist()))
+        except TypeError:
+            raise DataError(
+                f"The response mixes label types ({sorted({type(u).__name__ for u in uniques})}); use one type."
+            ) from None
+        if len(levels) > 2:
+            raise DataError(
+                f"The response has {len(levels)} distinct labels {list(levels)[:6]}; CSVM is a binary "
+                "classifier. Recode the response into two classes."
+            )
+        if len(levels) < 2:
+            raise DataError(
+                f"The response has a single class {list(levels)}; CSVM needs examples of both classes."
+            )
+    if positive is None:
+        positive = levels[1]
+    elif not any(positive == lev for lev in levels):
+        raise DataError(f"positive={positive!r} is not one of the response's classes {list(levels)}.")
+    else:
+        positive = next(lev for lev in levels if lev == positive)
+    coding = LabelCoding((levels[0], levels[1]), positive, name, categories, ordered)
+    y = coding.encode(values)
+    if np.unique(y).size < 2:
+        raise DataError(
+            f"Only the class {coding.decode(y[:1]).iloc[0]!r} occurs in the response; "
+            "CSVM needs examples of both classes."
+        )
+    return coding, y
+
+
+@dataclass(frozen=True)
+class SampleSplit:
+    """Positions (0-based rows) of the training, anchor and held-out samples."""
+
+    train: np.ndarray
+    anchor: np.ndarray
+    holdout: np.ndarray
+
+    def sizes(self) -> dict[str, int]:
+        """Number of rows in each sample."""
+        return {"train": self.train.size, "anchor": self.anchor.size, "holdout": self.holdout.size}
+
+
+def _stratum_counts(n: int, fractions: Sequence[float]) -> np.ndarray:
+    """Split ``n`` into integer parts proportional to ``fractions`` (largest remainder)."""
+    raw = np.asarray(fractions, dtype=float) * n
+    counts = np.floor(raw).astype(int)
+    remainder = n - counts.sum()
+    order = np.argsort(-(raw - counts), kind="stable")
+    counts[order[:remainder]] += 1
+    return counts
+
+
+def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:
+    """Validate (train, anchor, holdout) shares: non-negative, train > 0, summing to 1."""
+    if len(fractions) != 3:
+        raise DataError(f"fractions must be (train, anchor, holdout), got {fractions!r}.")
+    f = tuple(float(v) for v in fractions)
+    if any(v < 0 or np.isnan(v) for v in f) or f[0] <= 0 or abs(sum(f) - 1.0) > 1e-9:
+        raise DataError(
+            f"fractions must be three non-negative shares summing to 1 with a positive training share, got {fractions!r}."
+        )
+    return f  # type: ignore[return-value]
+
+
+def split_samples(y: np.ndarray, fractions: Sequence[float], random_state: int | None) -> SampleSplit:
+    """Stratified random split of the rows into training, anchor and held-out samples.
+
+    Within each class the rows are permuted by ``numpy.random.default_rng(random_state)``
+    and cut into parts of sizes proportional to ``fractions`` (largest-remainder
+    rounding), so each sample has (almost) the class balance of the data.
+    """
+    f = check_fractions(fractions)
+    rng = np.random.default_rng(random_state)
+    parts: list[list[np.ndarray]] = [[], [], []]
+    for label in (1.0, -1.0):
+        rows = rng.permutation(np.flatnonzero(y == label))
+        cuts = np.cumsum(_stratum_counts(rows.size, f))[:-1]
+        for k, piece in enumerate(np.split(rows, cuts)):
+            parts[k].append(piece)
+    train, anchor, holdout = (np.sort(np.concatenate(p)) for p in parts)
+    return SampleSplit(train, anchor, holdout)
+
+
+def explicit_split(samples: Mapping[str, Sequence[int]], n: int) -> SampleSplit:
+    """A user-given split: positions for ``"train"`` and ``"anchor"``, optionally ``"holdout"``.
+
+    Without ``"holdout"`` the held-out sample is every row in neither of the
+    other two. The samples must be disjoint; when ``"holdout"`` is given, the
+    three must together cover every row (nothing is dropped silently).
+    """
+    unknown = set(samples) - {"train", "anchor", "holdout"}
+    if unknown or not {"train", "anchor"} <= set(samples):
+        raise DataError(
+            "samples must be a mapping with keys 'train', 'anchor' and optionally 'holdout', "
+            f"got keys {sorted(samples)}."
+        )
+    arrays: dict[str, np.ndarray] = {}
+    for key, rows in samples.items():
+        arr = np.asarray(rows)
+        if arr.dtype == bool:
+            raise DataError(f"samples[{key!r}] must hold row positions (integers), not a boolean mask; use np.flatnonzero(mask).")
+        if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() >= n):
+            raise DataError(f"samples[{key!r}] must hold integer row positions in 0..{n - 1}.")
+        if np.unique(arr).size != arr.size:
+            raise DataError(f"samples[{key!r}] lists a row more than once.")
+        arrays[key] = np.sort(arr.astype(np.intp))
+    used = np.concatenate(list(arrays.values()))
+    if np.unique(used).size != used.size:
+        raise DataError("The training, anchor and held-out samples must be disjoint; some rows are in more than one.")
+    if "holdout" in arrays:
+        if used.size != n:
+            raise DataError(
+                f"The given samples cover {used.size} of {n} rows; every row must be in exactly one sample "
+                "(leave out 'holdout' to make it the remaining rows)."
+            )
+        holdout = arrays["holdout"]
+    else:
+        holdout = np.setdiff1d(np.arange(n), used)
+    if arrays["train"].size == 0:
+        raise DataError("The training sample is empty; give it some rows.")
+    return SampleSplit(arrays["train"], arrays["anchor"], holdout)
+
+
+@dataclass(frozen=True)
+class Standardizer:
+    """Column centring and scaling ``(x - mean) / scale``; constant columns keep scale 1."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def fit(cls, X: np.ndarray) -> Standardizer:
+        """Means and (population) standard deviations of the columns of ``X``."""
+        mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        scale = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
+        return cls(mean, scale)
+
+    @classmethod
+    def identity(cls, p: int) -> Standardizer:
+        """No scaling (mean 0, scale 1)."""
+        return cls(np.zeros(p), np.ones(p))
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Apply ``(X - mean) / scale``."""
+        return (X - self.mean) / self.scale
+
+    def to_original(self, coef: np.ndarray, intercept: float) -> tuple[np.ndarray, float]:
+        """A linear rule on scaled columns expressed in the original units."""
+        w = coef / self.scale
+        return w, float(intercept - w @ self.mean)
