@@ -1,0 +1,313 @@
+r"""Results of a CSVM fit: coefficients, predictions, rate table and confidence statements.
+
+The decision function is :math:`f(x) = w^\top \phi(s(x)) + b` with :math:`s`
+the column standardisation fitted on :math:`I \cup J` and :math:`\phi` the
+engine's feature map (the identity for the linear kernel); a point is
+classified positive when :math:`f(x) \ge 0`. In guarantee mode b is the
+order-statistic intercept set on the held-out sample, not the CSVM's own.
+
+What is reported about each rate (see :mod:`csvm_stats.certification`):
+
+* the anchor-sample rate, labelled *in-sample*: the optimisation chose (w, b)
+  to satisfy it, so the margin built into the required count does not make it
+  a valid confidence statement;
+* the held-out rate with its exact one-sided Clopper-Pearson lower bound, and
+  the Bonferroni-joint bound when several rates are reported;
+* in guarantee mode, for the guaranteed rate, the order-statistic guarantee
+  ``P(true rate >= target) >= 1 - alpha``.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.bounds import AdjustedTarget
+from csvm_stats.certification import (
+    NO_HOLDOUT_STATEMENT,
+    RATE_LABELS,
+    RATES,
+    UmbrellaIntercept,
+    count_correct,
+    guarantee_statement,
+    heldout_bound,
+    statement,
+)
+from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.solvers.base import SolveRecord, Status
+
+if TYPE_CHECKING:
+    from csvm_stats.engine import CSVMFit
+    from csvm_stats.model import CSVM
+    from csvm_stats.summary import Summary
+
+SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
+#: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
+SUPPORT_TOL = 1e-6
+
+
+class CSVMResults:
+    """A fitted CSVM. Built by :meth:`csvm_stats.model.CSVM.fit`; read-only."""
+
+    def __init__(
+        self,
+        model: CSVM,
+        split: SampleSplit,
+        scaler: Standardizer,
+        fit: CSVMFit,
+        adjusted: dict[str, AdjustedTarget],
+        umbrella: UmbrellaIntercept | None,
+    ) -> None:
+        self.model = model
+        self.split = split
+        self.scaler = scaler
+        self.engine_fit = fit
+        self.adjusted = adjusted
+        self.umbrella = umbrella
+        self.intercept = fit.intercept if umbrella is None else umbrella.intercept
+
+    # ------------------------------------------------------------------ decision and prediction
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        phi = self.engine_fit.feature_map.transform(self.scaler.transform(X))
+        return phi @ self.engine_fit.coef + self.intercept
+
+    @cached_property
+    def _fitted_decision(self) -> np.ndarray:
+        return self._decision(self.model.exog.to_numpy())
+
+    def decision_function(self, newdata: Any = None) -> pd.Series:
+        """Decision values f(x) (positive class when >= 0), indexed like the data."""
+        if newdata is None:
+            return pd.Series(self._fitted_decision, index=self.model.exog.index, name="decision")
+        design = self.model.design_matrix(newdata)
+        return pd.Series(self._decision(design.to_numpy()), index=design.index, name="decision")
+
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """Predicted labels in the original coding (and type), indexed like the data."""
+        decision = self.decision_function(newdata)
+        return self.model.coding.decode(decision.to_numpy(), index=decision.index)
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def is_linear(self) -> bool:
+        return self.engine_fit.feature_map.kernel.is_linear
+
+    @cached_property
+    def params(self) -> pd.Series:
+        """Linear kernel: coefficients by feature name (original units) and the intercept.
+
+        Kernel: the coefficients of the feature-map components ``phi_1..phi_r`` and
+        the intercept; :attr:`dual_coef` gives the same rule as a kernel expansion.
+        """
+        if self.is_linear:
+            w, b = self.scaler.to_original(self.engine_fit.coef, self.intercept)
+            names = self.model.exog_names
+        else:
+            w, b = self.engine_fit.coef, self.intercept
+            names = [f"phi_{k + 1}" for k in range(w.size)]
+        return pd.Series(np.r_[w, b], index=[*names, "Intercept"], name="coef")
+
+    @cached_property
+    def params_standardized(self) -> pd.Series | None:
+        """Linear kernel: coefficients on the standardised columns (comparable across features)."""
+        if not self.is_linear:
+            return None
+        names = self.model.exog_names
+        return pd.Series(np.r_[self.engine_fit.coef, self.intercept], index=[*names, "Intercept"], name="coef (std)")
+
+    @cached_property
+    def dual_coef(self) -> pd.Series | None:
+        """Kernel: a_t with ``f(x) = sum_t a_t K(s(x), s(x_t)) + b`` over the training and anchor rows."""
+        a = self.engine_fit.feature_map.expansion_coefficients(self.engine_fit.coef)
+        if a is None:
+            return None
+        rows = np.concatenate([self.split.train, self.split.anchor])
+        return pd.Series(a, index=self.model.exog.index[rows], name="dual_coef")
+
+    @cached_property
+    def support(self) -> pd.Series:
+        """Support information: training points on or inside the margin, anchor points kept correct."""
+        y, f = self.model.y, self._fitted_decision
+        train_margin = y[self.split.train] * f[self.split.train]
+        fmap = self.engine_fit.feature_map
+        return pd.Series(
+            {
+                "support vectors (training, y f(x) <= 1)": int(np.sum(train_margin <= 1 + SUPPORT_TOL)),
+                "anchor points with z = 1": int(self.engine_fit.z.sum()),
+                "feature-map rank": int(fmap.rank),
+                "numerical rank": int(fmap.numerical_rank),
+                "exact feature map": bool(fmap.exact),
+            },
+            name="support",
+        )
+
+    @property
+    def solver(self) -> SolveRecord:
+        """The solver record: status, objective, bound, gap, times, nodes, backend."""
+        return self.engine_fit.record
+
+    # ------------------------------------------------------------------ rates and statements
+    def _sample(self, name: str) -> np.ndarray:
+        return getattr(self.split, name)
+
+    @cached_property
+    def confusion(self) -> pd.DataFrame:
+        """Confusion counts (tp, fn, tn, fp, n) on the training, anchor and held-out samples."""
+        rows = {}
+        for name in SAMPLES:
+            idx = self._sample(name)
+            y, pred = self.model.y[idx], np.where(self._fitted_decision[idx] >= 0, 1.0, -1.0)
+            rows[name] = {
+                "tp": int(np.sum((y > 0) & (pred > 0))),
+                "fn": int(np.sum((y > 0) & (pred < 0))),
+                "tn": int(np.sum((y < 0) & (pred < 0))),
+                "fp": int(np.sum((y < 0) & (pred > 0))),
+                "n": int(idx.size),
+            }
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    @property
+    def reported_rates(self) -> tuple[str, ...]:
+        """The constrained rates, or all three when no rate is constrained."""
+        return tuple(r for r in RATES if r in self.model.targets) or RATES
+
+    @cached_property
+    def rates(self) -> pd.DataFrame:
+        """One row per constrained rate (all three if none): targets, anchor and held-out counts, bounds.
+
+        Columns: ``target`` p0; ``adjusted`` the rate the required anchor count
+        represents; ``bound`` the margin; ``required`` the anchor count;
+        ``anchor_n/anchor_correct/anchor_rate`` (in-sample); ``met`` whether the
+        final classifier meets the required count on the anchor sample;
+        ``heldout_n/heldout_correct/heldout_rate``; ``lower`` the separate
+        (1 - alpha) lower bound and ``joint_lower`` the Bonferroni-joint one;
+        ``method`` how the bound was obtained; ``certified`` whether
+        ``lower >= target``.
+        """
+        alpha, y, f = self.model.alpha, self.model.y, self._fitted_decision
+        reported = self.reported_rates
+        table = {}
+        for rate in reported:
+            adj = self.adjusted.get(rate)
+            a_n, a_k = count_correct(y[self.split.anchor], f[self.split.anchor], rate)
+            h_n, h_k = count_correct(y[self.split.holdout], f[self.split.holdout], rate)
+            bound = heldout_bound(h_k, h_n, alpha, len(reported))
+            if self.umbrella is not None and self.umbrella.rate == rate:
+                method, lower, joint = "order statistic", self.umbrella.target, self.umbrella.target
+            elif h_n == 0:
+                method, lower, joint = "none (no held-out points)", np.nan, np.nan
+            else:
+                method, lower = "clopper-pearson", bound.lower
+                joint = bound.lower if self.umbrella is not None else bound.joint_lower
+            target = self.model.targets.get(rate, np.nan)
+            table[rate] = {
+                "target": target,
+                "adjusted": adj.adjusted if adj else np.nan,
+                "bound": self.model.bound if adj else "",
+                "required": adj.count if adj else pd.NA,
+                "anchor_n": a_n,
+                "anchor_correct": a_k,
+                "anchor_rate": a_k / a_n if a_n else np.nan,
+                "met": bool(a_k >= adj.count) if adj else pd.NA,
+                "heldout_n": h_n,
+                "heldout_correct": h_k,
+                "heldout_rate": bound.rate,
+                "lower": lower,
+                "joint_lower": joint,
+                "method": method,
+                "certified": bool(lower >= target) if adj and not np.isnan(lower) else pd.NA,
+            }
+        return pd.DataFrame.from_dict(table, orient="index")
+
+    @cached_property
+    def statements(self) -> pd.Series:
+        """One plain sentence per reported rate, each holding separately at level 1 - alpha."""
+        alpha = self.model.alpha
+        out = {}
+        for rate, row in self.rates.iterrows():
+            if self.umbrella is not None and self.umbrella.rate == rate:
+                out[rate] = guarantee_statement(self.umbrella)
+            elif row["heldout_n"] == 0:
+                out[rate] = NO_HOLDOUT_STATEMENT
+            else:
+                out[rate] = statement(rate, row["lower"], row["heldout_correct"], row["heldout_n"], alpha)
+        return pd.Series(out, name="statement")
+
+    @cached_property
+    def joint_statement(self) -> str:
+        """One sentence for all reported rates at once (Bonferroni)."""
+        rates, alpha = self.rates, self.model.alpha
+        m = len(rates)
+        if self.split.holdout.size == 0:
+            return NO_HOLDOUT_STATEMENT
+        parts = " and ".join(f"{RATE_LABELS[r]} >= {row['joint_lower']:.2f}" for r, row in rates.iterrows())
+        if m == 1:
+            return f"With one statement the joint and the separate statement coincide: {parts}."
+        if self.umbrella is not None:
+            return (
+                f"All {m} statements hold together with confidence at least {1 - m * alpha:.0%} "
+                f"(Bonferroni: {m} statements at {1 - alpha:.0%} each): {parts}."
+            )
+        return (
+            f"With {1 - alpha:.0%} confidence, jointly: {parts} (Bonferroni: each bound at level "
+            f"{1 - alpha / m:.4g}; held-out counts as above)."
+        )
+
+    @cached_property
+    def guarantee_cost(self) -> pd.Series | None:
+        """Guarantee mode: the other class's held-out correct count before and after the intercept moved."""
+        if self.umbrella is None:
+            return None
+        other = "tnr" if self.umbrella.rate == "tpr" else "tpr"
+        holdout = self.split.holdout
+        y = self.model.y[holdout]
+        csvm_decision = self._fitted_decision[holdout] - self.intercept + self.engine_fit.intercept
+        n, before = count_correct(y, csvm_decision, other)
+        _, after = count_correct(y, self._fitted_decision[holdout], other)
+        return pd.Series(
+            {"rate": other, "n": n, "correct_csvm_intercept": before, "correct_guarantee_intercept": after,
+             "csvm_intercept": self.engine_fit.intercept, "guarantee_intercept": self.intercept},
+            name="guarantee cost",
+        )
+
+    # ------------------------------------------------------------------ warnings and summary
+    @cached_property
+    def warnings(self) -> list[str]:
+        """Everything the reader of the results must know (also the summary's footer)."""
+        notes = []
+        for rate, adj in self.adjusted.items():
+            if adj.capped:
+                notes.append(
+                    f"The {RATE_LABELS[rate]} target {adj.target:g} with the {adj.bound} margin needs more than all "
+                    f"{adj.n} anchor points; it was capped at 1 (every anchor point of the class must be correct). "
+                    f"The margin stays below 1 from n = {adj.min_n} anchor points."
+                )
+        record = self.solver
+        if record.status is Status.TIME_LIMIT:
+            notes.append(
+                f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
+                "the classifier is the best one found, not a proven optimum."
+            )
+        fmap = self.engine_fit.feature_map
+        if not fmap.exact:
+            notes.append(
+                f"The kernel feature map is truncated to rank {fmap.rank} of {fmap.numerical_rank}; "
+                "the fitted classifier solves an approximation of the kernel CSVM."
+            )
+        return notes
+
+    def summary(self, *, timing: bool = True) -> Summary:
+        """A :class:`~csvm_stats.summary.Summary` (text, HTML, LaTeX).
+
+        ``timing=False`` leaves out the solve time, which differs between
+        identical runs, so that the text can be compared with a stored copy.
+        """
+        from csvm_stats.summary import build_summary
+
+        return build_summary(self, timing=timing)
+
+    def __repr__(self) -> str:
+        return f"<CSVMResults: {self.model!r}, solver {self.solver.status.value}>"
