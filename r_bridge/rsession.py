@@ -1,0 +1,73 @@
+"""Access to an embedded R through rpy2, started lazily on first use.
+
+Nothing here assembles R code from strings: R functions are looked up in
+their namespaces and called with rpy2 vectors as arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from csvm_stats.exceptions import CSVMError
+
+
+class RUnavailableError(CSVMError, ImportError):
+    """R or rpy2 is not installed, or R cannot be started from Python."""
+
+
+@functools.cache
+def rinterface() -> Any:
+    """rpy2's low-level interface with R initialised; raises RUnavailableError."""
+    try:
+        import rpy2.rinterface as ri
+    except Exception as error:  # ImportError, or rpy2 failing to locate libR
+        raise RUnavailableError(
+            "this needs R and rpy2: install R (apt-get install r-base-core) and "
+            f"pip install 'csvm-stats[r]' ({type(error).__name__}: {error})"
+        ) from error
+    ri.initr()
+    return ri
+
+
+def r_available() -> bool:
+    """Whether R can be used from this Python process."""
+    try:
+        rinterface()
+    except RUnavailableError:
+        return False
+    return True
+
+
+def r_function(name: str, namespace: str = "base") -> Any:
+    """The R function ``namespace::name``."""
+    ri = rinterface()
+    environment = ri.baseenv.find("getNamespace")(ri.StrSexpVector([namespace]))
+    return environment.find(name)
+
+
+def r_string(value: str) -> Any:
+    """A length-one R character vector."""
+    return rinterface().StrSexpVector([value])
+
+
+def r_flag(value: bool) -> Any:
+    """A length-one R logical vector."""
+    return rinterface().BoolSexpVector([value])
+
+
+def has_r_package(package: str) -> bool:
+    """Whether R can load the namespace of ``package`` (``requireNamespace``)."""
+    found = r_function("requireNamespace")(r_string(package), quietly=r_flag(True))
+    return bool(found[0])
+
+
+def environment_objects(environment: Any) -> dict[str, Any]:
+    """The objects of an R environment, by name, in sorted order."""
+    names = r_function("ls")(environment, **{"all.names": r_flag(True)})
+    return {str(name): environment[str(name)] for name in names}
+
+
+def new_environment() -> Any:
+    """A fresh R environment (its parent is R's global environment)."""
+    return r_function("new.env")(parent=rinterface().globalenv)
