@@ -1,0 +1,411 @@
+r"""Ensembled bootstrap-based (EBB) posterior probabilities for SVMs, and CEBB1 / CEBB2.
+
+For every parameter :math:`\theta` of a grid :math:`\Theta` (C, or (C, gamma)
+pairs) and bootstrap samples :math:`T^*_b` (b = 1..B) of the training sample,
+an SVM :math:`f_{\theta b}` is fitted on :math:`T^*_b`. Then
+
+.. math::
+
+    P(y=+1 \mid x, \theta) = \frac1B \sum_b 1[f_{\theta b}(x) \ge t], \qquad
+    \overline{acc}_\theta = \frac1B \sum_b acc(\theta, b)
+
+with :math:`acc(\theta, b)` measured on the out-of-bag points
+:math:`T \setminus T^*_b` (or AUC / G-mean), the kept set
+:math:`S = \{\theta : \overline{acc}_\theta \ge \max_l \overline{acc}_{\theta_l} - \varepsilon\}`,
+weights :math:`\rho_\theta = \overline{acc}_\theta / \sum_{l \in S} \overline{acc}_{\theta_l}`
+on S (0 elsewhere) and
+
+.. math:: P(y=+1 \mid x) = \sum_\theta \rho_\theta \, P(y=+1 \mid x, \theta).
+
+EBB uses the threshold t = 0. **CEBB1** moves it: t = -a (a >= 0) so that the
+required share of the positive training points gets :math:`P(y=+1 \mid x) \ge 1/2`
+(``tpr_min``), or t = +a so that the required share of negative training points
+gets :math:`P(y=+1 \mid x) < 1/2` (``tnr_min``). **CEBB2** keeps t = 0 and
+replaces each SVM by the CSVM with the rate constraints on the bootstrap
+sample's distinct points (:func:`csvm_stats.bootstrap.fit_csvm_batch`).
+
+The required share becomes a required count by
+:func:`csvm_stats.bounds.adjust_target` with ``alpha`` and ``bound`` (as the
+CSVM model does); ``bound="none"`` is the paper's plain share.
+
+**C convention**: the CSVM's, objective :math:`w^\top w + C\sum \xi`, which is
+scikit-learn's ``SVC(C=C/2)``; the default grid is :math:`C \in 2^{-5..5}` in
+this convention. Bootstrap samples are stratified (each class resampled to its
+own size), so every sample can be fitted. Fits run in batches through joblib
+(any backend, e.g. dask); the samples are fixed before dispatch from
+``random_state``, so results do not depend on ``n_jobs`` or the backend.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+from csvm_stats.bootstrap import (
+    RELIABILITIES,
+    BatchFits,
+    ConstrainedFitRecord,
+    Ensemble,
+    assemble_ensemble,
+    bootstrap_multiplicities,
+    fit_csvm_batch,
+    fit_svm_batch,
+)
+from csvm_stats.bounds import BOUNDS, CappedTargetWarning, adjust_target
+from csvm_stats.exceptions import DataError
+from csvm_stats.kernels import KERNELS, Kernel, resolve_kernel
+
+VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
+DEFAULT_C_GRID = 2.0 ** np.arange(-5, 6)
+"""The paper's grid, in the CSVM convention (objective w'w + C sum xi)."""
+DEFAULT_GAMMA_GRID = 2.0 ** np.arange(-5, 6)
+BATCH_SIZE = 25
+"""Bootstrap samples per joblib task (a task fits all C values of one kernel)."""
+SHARE_MARGIN = 1e-9
+"""CEBB1 puts each training point this far on the required side of 1/2."""
+
+
+def _positive_grid(values, name: str) -> np.ndarray:
+    grid = np.atleast_1d(np.asarray(values, dtype=float))
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise DataError(f"{name} must be a non-empty list of positive numbers, got {values!r}.")
+    return grid
+
+
+class EBB(ClassifierMixin, BaseEstimator):
+    """Bootstrap ensemble posterior probabilities P(y = positive | x) (module docstring).
+
+    Parameters
+    ----------
+    kernel : "linear", "rbf", "poly" or a callable returning the Gram matrix.
+    C_grid : C values (CSVM convention, ``SVC(C=C/2)``); default ``2**(-5..5)``.
+    gamma_grid : gamma values for "rbf"/"poly"; default ``2**(-5..5)``. The grid
+        Theta is every (C, gamma) pair.
+    n_bootstrap : B, bootstrap samples per theta (paper: 500).
+    eps : keep every theta whose reliability is within ``eps`` of the best;
+        0 keeps the best only (all tied best ones).
+    reliability : "accuracy", "auc" or "gmean", measured out of bag.
+    variant : "ebb", "cebb1" (moved threshold) or "cebb2" (CSVM fits).
+    tpr_min, tnr_min, acc_min : required rates (CEBB1: exactly one of tpr_min,
+        tnr_min; CEBB2: any, passed to the CSVM).
+    alpha, bound : margin turning a rate into a count (:mod:`csvm_stats.bounds`).
+    n_jobs : joblib workers (None: the active joblib backend's default).
+    random_state : int, SeedSequence or Generator seeding the bootstrap samples.
+    progress : show a tqdm bar; None shows it when stderr is a terminal.
+    solver, time_limit : CSVM backend and per-fit time limit in seconds (CEBB2).
+
+    Attributes
+    ----------
+    classes_ : the two labels; ``classes_[1]`` is the positive class.
+    theta_grid_ : DataFrame of the grid (columns C and gamma).
+    reliability_matrix_ : (n_theta, B) out-of-bag scores of every fit.
+    reliability_ : (n_theta,) their mean over b (NaN-aware).
+    rho_ : (n_theta,) the weights; sum to 1.
+    ensembles_ : per theta, the fitted models (``.scores(X)`` -> (n, B)).
+    threshold_ : t, the score at or above which a fit counts as positive.
+    training_share_ : CEBB1 only, the share of the constrained class of the
+        training sample classified correctly at threshold t.
+    fit_records_ : CEBB2 only, one row per CSVM fit.
+    n_fits_, n_optimal_, n_failed_ : CEBB2 only, fits attempted, proven
+        optimal (including those settled by the unconstrained SVM) and left out.
+    """
+
+    def __init__(
+        self,
+        *,
+        kernel="linear",
+        C_grid=None,
+        gamma_grid=None,
+        n_bootstrap=500,
+        eps=0.0,
+        reliability="accuracy",
+        variant="ebb",
+        tpr_min=None,
+        tnr_min=None,
+        acc_min=None,
+        alpha=0.05,
+        bound="hoeffding",
+        n_jobs=None,
+        random_state=None,
+        progress=None,
+        solver="auto",
+        time_limit=10.0,
+    ):
+        self.kernel = kernel
+        self.C_grid = C_grid
+        self.gamma_grid = gamma_grid
+        self.n_bootstrap = n_bootstrap
+        self.eps = eps
+        self.reliability = reliability
+        self.variant = variant
+        self.tpr_min = tpr_min
+        self.tnr_min = tnr_min
+        self.acc_min = acc_min
+        self.alpha = alpha
+        self.bound = bound
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+        self.solver = solver
+        self.time_limit = time_limit
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # ------------------------------------------------------------------ checks
+    def _required_rates(self) -> dict[str, float]:
+        rates = {k: v for k, v in (("tpr", self.tpr_min), ("tnr", self.tnr_min), ("acc", self.acc_min)) if v is not None}
+        if self.variant == "ebb" and rates:
+            raise DataError(
+                f"variant='ebb' ignores rate requirements but got {sorted(rates)}; "
+                "use variant='cebb1' or 'cebb2', or drop tpr_min/tnr_min/acc_min."
+            )
+        if self.variant == "cebb1" and (len(rates) != 1 or "acc" in rates):
+            raise DataError(
+                "variant='cebb1' moves one threshold and needs exactly one of tpr_min or tnr_min "
+                f"(got {sorted(rates) or 'none'})."
+            )
+        if self.variant == "cebb2" and not rates:
+            raise DataError("variant='cebb2' needs at least one of tpr_min, tnr_min, acc_min.")
+        return rates
+
+    def _check_params(self) -> None:
+        if self.variant not in VARIANTS:
+            raise DataError(f"variant must be one of {VARIANTS}, got {self.variant!r}.")
+        if self.reliability not in RELIABILITIES:
+            raise DataError(f"reliability must be one of {RELIABILITIES}, got {self.reliability!r}.")
+        if self.bound not in BOUNDS:
+            raise DataError(f"bound must be one of {BOUNDS}, got {self.bound!r}.")
+        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, (int, np.integer)) or self.n_bootstrap < 1:
+            raise DataError(f"n_bootstrap must be a positive integer, got {self.n_bootstrap!r}.")
+        if not (np.isscalar(self.eps) and np.isfinite(self.eps) and self.eps >= 0):
+            raise DataError(f"eps must be a number >= 0, got {self.eps!r}.")
+        if not (isinstance(self.kernel, Kernel) or callable(self.kernel) or self.kernel in KERNELS):
+            raise DataError(f"kernel must be one of {KERNELS} or a callable, got {self.kernel!r}.")
+        if not (np.isscalar(self.time_limit) and self.time_limit > 0):
+            raise DataError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}.")
+
+    def _kernels(self, X: np.ndarray) -> tuple[list[Kernel], np.ndarray]:
+        """Kernels of the grid (one per gamma) and the gamma column of theta_grid_."""
+        uses_gamma = self.kernel in ("rbf", "poly")
+        if not uses_gamma:
+            if self.gamma_grid is not None:
+                raise DataError(f"gamma_grid applies to the rbf and poly kernels only, not to {self.kernel!r}.")
+            return [resolve_kernel(self.kernel, X)], np.array([np.nan])
+        gammas = _positive_grid(DEFAULT_GAMMA_GRID if self.gamma_grid is None else self.gamma_grid, "gamma_grid")
+        return [resolve_kernel(self.kernel, X, gamma=float(g)) for g in gammas], gammas
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, X, y) -> "EBB":
+        """Fit B models per theta on bootstrap samples of (X, y) and the weights rho."""
+        self._check_params()
+        rates = self._required_rates()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        if type_of_target(y) not in ("binary", "multiclass") or np.unique(y).size != 2:
+            raise DataError(
+                f"EBB is a two-class method; y has {np.unique(y).size} distinct value(s). "
+                "Recode the response into two classes."
+            )
+        self.classes_ = np.unique(y)
+        y_pm = np.where(y == self.classes_[1], 1, -1)
+        C_grid = _positive_grid(DEFAULT_C_GRID if self.C_grid is None else self.C_grid, "C_grid")
+        kernels, gammas = self._kernels(X)
+        self.theta_grid_ = pd.DataFrame(
+            {"C": np.tile(C_grid, len(kernels)), "gamma": np.repeat(gammas, len(C_grid))}
+        )
+        seed = np.random.SeedSequence(_entropy(self.random_state))
+        S = bootstrap_multiplicities(y_pm, int(self.n_bootstrap), seed)
+
+        if self.variant == "cebb2":
+            batches = self._run_cebb2(X, y_pm, S, kernels, C_grid, rates)
+        else:
+            batches = self._run(
+                [delayed(fit_svm_batch)(X, y_pm, S[rows], kern, C_grid, self.reliability)
+                 for kern in kernels for rows in _batches(S.shape[0])],
+                "EBB",
+            )
+        self._collect(X, batches, kernels, len(C_grid))
+        self._weights()
+        self.threshold_ = 0.0
+        if self.variant == "cebb1":
+            kind, target = next(iter(rates.items()))
+            self._fit_threshold(X, y_pm, kind, target)
+        self.X_fit_ = X
+        return self
+
+    def _run(self, tasks: list, label: str) -> list:
+        show = self.progress if self.progress is not None else sys.stderr.isatty()
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        out = []
+        with tqdm(total=len(tasks), desc=label, unit="batch", disable=not show) as bar:
+            for result in parallel(tasks):
+                out.append(result)
+                bar.update(1)
+        return out
+
+    def _run_cebb2(self, X, y_pm, S, kernels, C_grid, rates) -> list[BatchFits]:
+        from csvm_stats.engine import DEFAULT_BIG_M
+
+        counts = [self._anchor_counts(y_pm[row > 0], rates) for row in S]
+        results = self._run(
+            [delayed(fit_csvm_batch)(X, y_pm, S[rows], rows.start, kern, C_grid, self.reliability,
+                                     counts[rows], self.solver, float(self.time_limit), DEFAULT_BIG_M)
+             for kern in kernels for rows in _batches(S.shape[0])],
+            "CEBB2",
+        )
+        records: list[ConstrainedFitRecord] = []
+        per_kernel = len(results) // len(kernels)
+        for k, (_, recs, _) in enumerate(results):
+            shift = (k // per_kernel) * len(C_grid)
+            records.extend(ConstrainedFitRecord(**{**asdict(r), "c_index": r.c_index + shift}) for r in recs)
+        self.fit_records_ = pd.DataFrame(
+            {
+                "bootstrap": [r.bootstrap for r in records],
+                "theta": [r.c_index for r in records],
+                "status": [r.status for r in records],
+                "fitted": [r.fitted for r in records],
+                "optimal": [r.optimal for r in records],
+                "required": [r.required for r in records],
+                "met": [r.met for r in records],
+                "wall_time": [r.wall_time for r in records],
+            }
+        )
+        self.n_fits_ = len(records)
+        self.n_optimal_ = int(self.fit_records_["optimal"].sum())
+        self.n_failed_ = int((~self.fit_records_["fitted"]).sum())
+        if self.n_failed_:
+            warnings.warn(
+                f"{self.n_failed_} of {self.n_fits_} CSVM fits produced no model (see fit_records_['status']) "
+                "and are left out of the ensemble; raise time_limit or relax the rate requirements.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return [fits for fits, _, _ in results]
+
+    def _anchor_counts(self, y_anchor: np.ndarray, rates: dict[str, float]) -> dict[str, int]:
+        """Required anchor counts for one bootstrap sample's distinct points."""
+        sizes = {"tpr": int(np.sum(y_anchor > 0)), "tnr": int(np.sum(y_anchor < 0)), "acc": int(y_anchor.size)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CappedTargetWarning)
+            return {k: adjust_target(p0, sizes[k], self.alpha, self.bound, what=k).count for k, p0 in rates.items()}
+
+    def _collect(self, X: np.ndarray, batches: list[BatchFits], kernels: list[Kernel], n_C: int) -> None:
+        per_kernel = len(batches) // len(kernels)
+        self.ensembles_: list[Ensemble] = []
+        rows = []
+        for k, kern in enumerate(kernels):
+            mine = batches[k * per_kernel : (k + 1) * per_kernel]
+            for c in range(n_C):
+                self.ensembles_.append(
+                    assemble_ensemble(kern, X, [f.params[c] for f in mine], [f.intercepts[c] for f in mine])
+                )
+            rows.append(np.hstack([f.reliability for f in mine]))
+        self.reliability_matrix_ = np.vstack(rows)
+
+    def _weights(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are reported below
+            rel = np.nanmean(self.reliability_matrix_, axis=1)
+        if np.all(np.isnan(rel)):
+            raise DataError(
+                f"no out-of-bag {self.reliability} could be computed (the training sample is too small "
+                "or has too few points of a class); use more data or reliability='accuracy'."
+            )
+        self.reliability_ = rel
+        best = np.nanmax(rel)
+        selected = np.nan_to_num(rel, nan=-np.inf) >= best - self.eps
+        self.rho_ = np.where(selected, np.nan_to_num(rel), 0.0)
+        self.rho_ = self.rho_ / self.rho_.sum()
+
+    def _fit_threshold(self, X: np.ndarray, y_pm: np.ndarray, kind: str, target: float) -> None:
+        """CEBB1: the smallest move of t that classifies the required count correctly."""
+        label = 1 if kind == "tpr" else -1
+        members = X[y_pm == label]
+        required = adjust_target(target, members.shape[0], self.alpha, self.bound, what=kind).count
+        scores, weights = self._weighted_scores(members)
+        order = np.argsort(-scores, axis=1, kind="stable")
+        desc = np.take_along_axis(scores, order, axis=1)
+        cumulative = np.cumsum(weights[order], axis=1)
+        if label == 1:
+            # P_t(+|x) >= 1/2 once t <= the score where the top weight first exceeds 1/2
+            first = np.argmax(cumulative >= 0.5 + SHARE_MARGIN, axis=1)
+            moves = -desc[np.arange(desc.shape[0]), first]
+        else:
+            # P_t(+|x) < 1/2 once t exceeds the score where the top weight first reaches 1/2
+            first = np.argmax(cumulative >= 0.5 - SHARE_MARGIN, axis=1)
+            moves = np.nextafter(desc[np.arange(desc.shape[0]), first], np.inf)
+        a = max(0.0, float(np.sort(moves)[required - 1]))
+        self.threshold_ = float(-a if label == 1 and a > 0 else a)
+        proba = self._proba_positive(members, self.threshold_)
+        correct = proba >= 0.5 if label == 1 else proba < 0.5
+        self.training_share_ = float(np.mean(correct))
+
+    def _weighted_scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of all kept models, (n, M), and each model's weight rho_theta / B_theta."""
+        blocks, weights = [], []
+        for rho, ens in zip(self.rho_, self.ensembles_):
+            if rho > 0 and ens.n_models:
+                blocks.append(ens.scores(X))
+                weights.append(np.full(ens.n_models, rho / ens.n_models))
+        return np.hstack(blocks), np.concatenate(weights)
+
+    # ----------------------------------------------------------------- predict
+    def bootstrap_scores(self, X, theta: int) -> np.ndarray:
+        """The (n, B) score matrix of grid point ``theta`` (row of theta_grid_) on X.
+
+        A histogram of a row is the paper's per-instance score histogram.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.ensembles_[theta].scores(X)
+
+    def proba_by_theta(self, X) -> np.ndarray:
+        """The (n, n_theta) matrix of P(y = positive | x, theta) (the paper's PX)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return np.column_stack(
+            [np.mean(ens.scores(X) >= self.threshold_, axis=1) if ens.n_models else np.full(X.shape[0], np.nan)
+             for ens in self.ensembles_]
+        )
+
+    def _proba_positive(self, X: np.ndarray, threshold: float) -> np.ndarray:
+        scores, weights = self._weighted_scores(X)
+        return np.clip((scores >= threshold) @ weights, 0.0, 1.0)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n, 2) probabilities, columns in ``classes_`` order (positive class last)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        p = self._proba_positive(X, self.threshold_)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X) -> np.ndarray:
+        """The positive class where P(y = positive | x) >= 1/2, else the negative one."""
+        p = self.predict_proba(X)[:, 1]
+        return np.where(p >= 0.5, self.classes_[1], self.classes_[0])
+
+
+def _batches(n_bootstrap: int) -> list[slice]:
+    return [slice(start, min(start + BATCH_SIZE, n_bootstrap)) for start in range(0, n_bootstrap, BATCH_SIZE)]
+
+
+def _entropy(random_state) -> int | np.random.SeedSequence | None:
+    """Entropy for the SeedSequence of the bootstrap samples."""
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return None if random_state is None else int(random_state)
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state.entropy
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    raise DataError(f"random_state must be None, an int, a SeedSequence or a Generator, got {random_state!r}.")
