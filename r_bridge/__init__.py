@@ -8,6 +8,7 @@ read without R through the pure-Python ``rdata`` package.
 """
 
 from r_bridge.datasets import available_datasets, load_dataset, load_rdata
+from r_bridge.export import save_rds, to_r
 from r_bridge.rsession import RUnavailableError, r_available
 from r_bridge.srbct_data import srbct, srbct_genes
 
@@ -17,6 +18,8 @@ __all__ = [
     "load_dataset",
     "load_rdata",
     "r_available",
+    "save_rds",
     "srbct",
     "srbct_genes",
+    "to_r",
 ]

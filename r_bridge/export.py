@@ -1,0 +1,56 @@
+"""A fitted CSVM as an R object of class ``"csvm_fit"``, readable in R without Python.
+
+The object is the named list of :func:`csvm_stats.r_api.export` (the values
+the R package ``csvmstats`` copies at fit time), with the rate table as a
+``data.frame`` whose row names are the rates and whose ``met``/``certified``
+columns are logical. ``print()`` of it in R shows the summary text once
+``csvmstats`` is loaded; without the package it is an ordinary list
+(``x$coef``, ``x$rates``, ``cat(x$summary_text)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats import r_api
+from r_bridge.from_python import node_from_python
+from r_bridge.rtree import RNode, strings
+
+if TYPE_CHECKING:
+    from csvm_stats.results import CSVMResults
+
+R_CLASS = "csvm_fit"
+
+
+def fit_node(results: CSVMResults) -> RNode:
+    """The :class:`RNode` of the ``csvm_fit`` object for ``results``."""
+    exported = r_api.export(results)
+    rates = pd.DataFrame(exported["rates"], index=list(exported["rate_names"]))
+    for column in ("met", "certified"):
+        rates[column] = pd.array([pd.NA if np.isnan(v) else bool(v) for v in rates[column]], dtype="boolean")
+    exported["rates"] = rates
+    exported["statements"] = pd.Series(exported["statements"], index=exported["rate_names"])
+    node = node_from_python(exported)
+    return dataclasses.replace(node, attributes={**node.attributes, "class": strings([R_CLASS])})
+
+
+def to_r(results: CSVMResults) -> Any:
+    """The fitted model as an rpy2 R object of class ``"csvm_fit"`` (needs R and rpy2)."""
+    from r_bridge.to_rpy2 import sexp_from_node
+
+    return sexp_from_node(fit_node(results))
+
+
+def save_rds(results: CSVMResults, path: str | Path) -> Path:
+    """Write the ``csvm_fit`` object to an ``.rds`` file (R's ``readRDS`` reads it); no R needed."""
+    from r_bridge.to_rdata import write_rds
+
+    path = Path(path)
+    write_rds(fit_node(results), path)
+    return path
+
