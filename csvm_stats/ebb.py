@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
@@ -212,10 +212,14 @@ class EBB(ClassifierMixin, BaseEstimator):
         self._check_params()
         rates = self._required_rates()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        if type_of_target(y) not in ("binary", "multiclass") or np.unique(y).size != 2:
+        check_classification_targets(y)
+        n_classes = np.unique(y).size
+        if n_classes == 1:
+            raise DataError("y has one class only; EBB needs points of two classes.")
+        if n_classes > 2:
             raise DataError(
-                f"EBB is a two-class method; y has {np.unique(y).size} distinct value(s). "
-                "Recode the response into two classes."
+                f"Only binary classification is supported: EBB is a two-class method and y has {n_classes} "
+                "classes. Recode the response into two classes."
             )
         self.classes_ = np.unique(y)
         y_pm = np.where(y == self.classes_[1], 1, -1)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from csvm_stats.bootstrap import bootstrap_multiplicities
 from csvm_stats.ebb import EBB
@@ -185,5 +186,10 @@ def test_three_classes_are_refused(cancer):
     X, y = cancer
     y3 = y.copy()
     y3[:10] = 0
-    with pytest.raises(ValueError, match="two-class"):
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
         EBB(n_bootstrap=5).fit(X, y3)
+
+
+@parametrize_with_checks([EBB(n_bootstrap=5, C_grid=[1.0], random_state=0)])
+def test_scikit_learn_estimator_contract(estimator, check):
+    check(estimator)
