@@ -329,8 +329,13 @@ class EBB(ClassifierMixin, BaseEstimator):
         self.reliability_ = rel
         best = np.nanmax(rel)
         selected = np.nan_to_num(rel, nan=-np.inf) >= best - self.eps
-        self.rho_ = np.where(selected, np.nan_to_num(rel), 0.0)
-        self.rho_ = self.rho_ / self.rho_.sum()
+        kept = np.where(selected, np.nan_to_num(rel), 0.0)
+        if kept.sum() <= 0:
+            raise DataError(
+                f"the best out-of-bag {self.reliability} is 0, so the weights rho are undefined; "
+                "check the labels or choose another reliability."
+            )
+        self.rho_ = kept / kept.sum()
 
     def _fit_threshold(self, X: np.ndarray, y_pm: np.ndarray, kind: str, target: float) -> None:
         """CEBB1: the smallest move of t that classifies the required count correctly."""
