@@ -6,7 +6,7 @@ hinge loss a point drawn s times contributes :math:`s\,C\,\xi_i` to the
 objective, so the SVM on the duplicated sample equals the SVM on the unique
 points with per-point penalty :math:`s_i C` (scikit-learn's ``sample_weight``).
 The fits therefore run on about 63% of the rows, on slices of one Gram matrix
-that is computed once per kernel parameter, through libsvm's own solver called
+that is computed once per batch of samples and kernel parameter, through libsvm's own solver called
 directly (``sklearn.svm._libsvm.fit``, the routine ``SVC.fit`` wraps), which
 skips the per-call validation that dominates the cost of small fits.
 ``tests/test_ebb_bootstrap.py`` checks the decision values against

@@ -78,3 +78,30 @@ def test_batch_models_and_out_of_bag_scores_match_single_fits(cancer):
             expected = X @ (beta @ X[inbag]) + b0
             np.testing.assert_allclose(X @ fits.params[c][b] + fits.intercepts[c][b], expected, atol=1e-9)
             assert fits.reliability[c, b] == pytest.approx(np.mean(np.where(expected[oob] >= 0, 1, -1) == y[oob]))
+
+
+@pytest.mark.parametrize("kernel", [Kernel("linear"), Kernel("rbf", gamma=0.1)])
+def test_constrained_batch_models_reproduce_the_engine_fit(cancer, kernel):
+    from csvm_stats.bootstrap import fit_csvm_batch
+    from csvm_stats.engine import fit_csvm
+    from csvm_stats.solvers import SolverOptions
+
+    X, y = cancer
+    X, y = X[:60, :6], y[:60]
+    S = bootstrap_multiplicities(y, 1, np.random.SeedSequence(8))
+    inbag = np.flatnonzero(S[0])
+    required = {"tpr": int((y[inbag] > 0).sum())}
+    fits, records, fitted = fit_csvm_batch(
+        X, y, S, 0, kernel, np.array([1.0]), "accuracy", [required], "auto", 20.0, 100.0
+    )
+    assert fitted.all() and records[0].fitted
+    direct = fit_csvm(
+        X[inbag], y[inbag], X[inbag], y[inbag], C=1.0, kernel=kernel, min_counts=required,
+        sample_weight=S[0, inbag].astype(float), options=SolverOptions(time_limit=20.0, threads=1),
+    )
+    if kernel.is_linear:
+        ours = X @ fits.params[0][0] + fits.intercepts[0][0]
+    else:
+        ours = kernel(X, X) @ fits.params[0].toarray()[0] + fits.intercepts[0][0]
+    np.testing.assert_allclose(ours, direct.decision_function(X), atol=1e-6)
+    assert records[0].met["tpr"] >= required["tpr"]
