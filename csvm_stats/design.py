@@ -34,16 +34,14 @@ class LabelCoding:
 
     ``levels`` are in the order of the data's levels (categories of a
     Categorical, else sorted values, as R's ``factor()`` orders them);
-    ``positive`` is one of them. ``categories`` keeps a Categorical's full
-    category list (``None`` for other label types) so that predictions come
-    back as the same type.
+    ``positive`` is one of them. ``dtype`` is the response's dtype, so that
+    predictions come back as the same type (a Categorical keeps its categories).
     """
 
     levels: tuple[Any, Any]
     positive: Any
     name: str | None = None
-    categories: tuple[Any, ...] | None = None
-    ordered: bool = False
+    dtype: Any = None
 
     @property
     def negative(self) -> Any:
@@ -70,15 +68,9 @@ class LabelCoding:
 
     def decode(self, signs: np.ndarray, index: pd.Index | None = None) -> pd.Series:
         """-1/+1 (or a score's sign, 0 counting as positive) back to the user's labels."""
-        signs = np.asarray(signs)
-        labels = np.where(signs >= 0, np.array(self.positive, dtype=object), np.array(self.negative, dtype=object))
-        if self.categories is not None:
-            out = pd.Categorical(labels, categories=list(self.categories), ordered=self.ordered)
-            return pd.Series(out, index=index, name=self.name)
-        dtype = np.asarray(list(self.levels)).dtype
-        if dtype.kind in "biuf":
-            return pd.Series(labels.astype(dtype), index=index, name=self.name)
-        return pd.Series(labels, index=index, name=self.name, dtype=object)
+        labels = np.where(np.asarray(signs) >= 0, self.positive, self.negative)
+        out = pd.Series(labels, index=index, name=self.name, dtype=object)
+        return out if self.dtype is None else out.astype(self.dtype)
 
     def describe(self) -> str:
         """One line naming the positive and the negative class."""
@@ -113,11 +105,8 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
         raise DataError(
             f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
         )
-    categories: tuple[Any, ...] | None = None
-    ordered = False
     if isinstance(values.dtype, pd.CategoricalDtype):
         categories = tuple(values.cat.categories)
-        ordered = bool(values.cat.ordered)
         if len(categories) != 2:
             raise DataError(
                 f"The response is a Categorical with {len(categories)} categories {list(categories)}; "
@@ -148,7 +137,7 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
         raise DataError(f"positive={positive!r} is not one of the response's classes {list(levels)}.")
     else:
         positive = next(lev for lev in levels if lev == positive)
-    coding = LabelCoding((levels[0], levels[1]), positive, name, categories, ordered)
+    coding = LabelCoding((levels[0], levels[1]), positive, name, values.dtype)
     y = coding.encode(values)
     if np.unique(y).size < 2:
         raise DataError(

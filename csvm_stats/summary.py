@@ -238,7 +238,7 @@ def _solver_table(res: CSVMResults, timing: bool) -> pd.DataFrame:
         "Status": rec.status.value,
         "Objective": rec.objective,
         "Best bound": rec.best_bound,
-        "Relative gap": f"{rec.gap:.2e}",
+        "Relative gap": f"{rec.gap:.2%}",
     }
     if timing:
         pairs["Wall time (s)"] = f"{rec.wall_time:.2f}"

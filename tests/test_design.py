@@ -1,0 +1,91 @@
+"""Label coding, sample splits and scaling (csvm_stats.design)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats.design import Standardizer, encode_labels, explicit_split, split_samples
+from csvm_stats.exceptions import DataError
+
+
+@pytest.mark.parametrize(
+    "labels, positive, negative",
+    [
+        ([0, 1, 1, 0], 1, 0),
+        ([False, True, True], True, False),
+        (["no", "yes", "no"], "yes", "no"),
+        (pd.Categorical(["b", "a", "b"], categories=["b", "a"]), "a", "b"),
+    ],
+)
+def test_default_positive_is_the_second_level(labels, positive, negative):
+    coding, y = encode_labels(labels)
+    assert coding.positive == positive and coding.negative == negative
+    assert set(np.unique(y)) == {-1.0, 1.0}
+
+
+def test_named_positive_and_round_trip_keep_type():
+    cat = pd.Series(pd.Categorical(["ill", "well", "ill"], categories=["well", "ill"]), name="status")
+    coding, y = encode_labels(cat, positive="well")
+    np.testing.assert_array_equal(y, [-1, 1, -1])
+    back = coding.decode(np.array([-0.5, 2.0, 0.0]), index=pd.Index([10, 11, 12]))
+    assert isinstance(back.dtype, pd.CategoricalDtype)
+    assert list(back.cat.categories) == ["well", "ill"]
+    assert back.tolist() == ["ill", "well", "well"]  # a decision value of exactly 0 is positive
+    assert back.index.tolist() == [10, 11, 12] and back.name == "status"
+
+    coding01, y01 = encode_labels(np.array([0, 1, 1]))
+    assert coding01.decode(y01).dtype.kind == "i"
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ([1, 1, 1], "single class"),
+        (["a", "b", "c"], "3 distinct labels"),
+        (pd.Categorical(["a", "b"], categories=["a", "b", "c"]), "3 categories"),
+        ([0.0, 1.0, np.nan], "missing"),
+    ],
+)
+def test_bad_labels_are_rejected(labels, message):
+    with pytest.raises(DataError, match=message):
+        encode_labels(labels)
+
+
+def test_unknown_positive_is_rejected():
+    with pytest.raises(DataError, match="not one of"):
+        encode_labels(["a", "b"], positive="c")
+
+
+def test_split_is_stratified_disjoint_complete_and_seeded():
+    y = np.r_[np.ones(40), -np.ones(60)]
+    split = split_samples(y, (0.5, 0.25, 0.25), random_state=3)
+    rows = np.concatenate([split.train, split.anchor, split.holdout])
+    assert np.array_equal(np.sort(rows), np.arange(100))
+    assert (y[split.train] > 0).sum() == 20 and (y[split.anchor] > 0).sum() == 10 and (y[split.holdout] > 0).sum() == 10
+    again = split_samples(y, (0.5, 0.25, 0.25), random_state=3)
+    assert np.array_equal(split.anchor, again.anchor)
+    assert split_samples(y, (0.6, 0.4, 0.0), random_state=0).holdout.size == 0
+
+
+def test_explicit_split_checks():
+    split = explicit_split({"train": [0, 1, 2], "anchor": [3, 4]}, 7)
+    assert split.holdout.tolist() == [5, 6]
+    with pytest.raises(DataError, match="disjoint"):
+        explicit_split({"train": [0, 1], "anchor": [1, 2]}, 4)
+    with pytest.raises(DataError, match="cover"):
+        explicit_split({"train": [0], "anchor": [1], "holdout": [2]}, 4)
+    with pytest.raises(DataError, match="0..3"):
+        explicit_split({"train": [0, 9], "anchor": [1]}, 4)
+
+
+def test_standardizer_back_to_original_units():
+    rng = np.random.default_rng(0)
+    X = rng.normal(5, 3, size=(50, 3))
+    X[:, 2] = 7.0  # constant column keeps scale 1
+    s = Standardizer.fit(X)
+    w, b = np.array([1.0, -2.0, 0.5]), 0.3
+    w0, b0 = s.to_original(w, b)
+    np.testing.assert_allclose(s.transform(X) @ w + b, X @ w0 + b0)
+    assert s.scale[2] == 1.0

@@ -1,0 +1,259 @@
+"""The statsmodels-style CSVM: model, from_formula, fit, results (csvm_stats.model / results)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats.bounds import CappedTargetWarning, adjust_target
+from csvm_stats.exceptions import DataError
+from csvm_stats.model import CSVM
+from csvm_stats.results import CSVMResults
+
+FAST = {"time_limit": 30, "threads": 1}
+
+
+def make_frame(n: int = 160, seed: int = 0) -> pd.DataFrame:
+    """Two numeric predictors, a three-level factor, an id column and a string response."""
+    rng = np.random.default_rng(seed)
+    sick = rng.random(n) < 0.5
+    group = rng.choice(["a", "b", "c"], size=n)
+    x1 = rng.normal(size=n) + 1.5 * sick
+    x2 = rng.normal(size=n) - 0.5 * sick + 0.8 * (group == "c")
+    return pd.DataFrame(
+        {
+            "status": np.where(sick, "sick", "healthy"),
+            "x1": x1,
+            "x2": x2,
+            "group": pd.Categorical(group),
+            "id": np.arange(n),
+        },
+        index=pd.Index([f"p{k}" for k in range(n)], name="patient"),
+    )
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return make_frame()
+
+
+@pytest.fixture(scope="module")
+def fitted(frame) -> CSVMResults:
+    model = CSVM.from_formula("status ~ . - id", frame, tpr_min=0.8, bound="binomial")
+    return model.fit(random_state=1, **FAST)
+
+
+def test_formula_dot_minus_id_codes_factors(fitted):
+    assert fitted.model.exog_names == ["x1", "x2", "group[T.b]", "group[T.c]"]
+    assert list(fitted.params.index) == ["x1", "x2", "group[T.b]", "group[T.c]", "Intercept"]
+    assert fitted.model.coding.positive == "sick"  # second level of ("healthy", "sick")
+
+
+def test_fit_returns_new_results_and_leaves_model_unchanged(frame):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tnr_min=0.8, bound="binomial")
+    before = dict(vars(model))
+    r1 = model.fit(random_state=1, **FAST)
+    r2 = model.fit(random_state=2, **FAST)
+    assert r1 is not r2 and r1.model is model
+    assert not np.array_equal(r1.split.anchor, r2.split.anchor)
+    assert vars(model).keys() == before.keys()
+    assert all(vars(model)[k] is before[k] for k in before)
+
+
+def test_rate_table_and_anchor_constraint(fitted):
+    row = fitted.rates.loc["tpr"]
+    expected = adjust_target(0.8, int(row["anchor_n"]), 0.05, "binomial")
+    assert row["required"] == expected.count
+    assert row["met"] and row["anchor_correct"] >= expected.count
+    holdout = fitted.confusion.loc["holdout"]
+    assert row["heldout_n"] == holdout["tp"] + holdout["fn"] and row["heldout_correct"] == holdout["tp"]
+    assert row["lower"] < row["heldout_rate"] and row["method"] == "clopper-pearson"
+    assert fitted.statements["tpr"].startswith("With 95% confidence the true positive rate of this classifier is at least")
+
+
+def test_confusion_adds_up(fitted):
+    c = fitted.confusion
+    assert (c[["tp", "fn", "tn", "fp"]].sum(axis=1) == c["n"]).all()
+    assert c["n"].sum() == len(fitted.model.y)
+
+
+def test_predict_new_frame_keeps_index_and_labels(fitted, frame):
+    new = frame.drop(columns="status").iloc[[5, 2, 9]]
+    pred = fitted.predict(new)
+    assert list(pred.index) == ["p5", "p2", "p9"]
+    assert set(pred) <= {"sick", "healthy"}
+    decision = fitted.decision_function(new)
+    assert list(pred) == ["sick" if d >= 0 else "healthy" for d in decision]
+    np.testing.assert_allclose(decision.to_numpy(), fitted.decision_function().loc[["p5", "p2", "p9"]].to_numpy())
+    linear = new[["x1", "x2"]].to_numpy() @ fitted.params[["x1", "x2"]].to_numpy()
+    dummies = fitted.params["group[T.b]"] * (new["group"] == "b") + fitted.params["group[T.c]"] * (new["group"] == "c")
+    np.testing.assert_allclose(decision.to_numpy(), linear + dummies.to_numpy() + fitted.params["Intercept"])
+
+
+def test_unseen_level_and_missing_column_are_errors(fitted, frame):
+    new = frame.drop(columns="status").iloc[:3].copy()
+    new["group"] = ["a", "b", "zzz"]
+    with pytest.raises(DataError, match="not seen when the model was fitted"):
+        fitted.predict(new)
+    with pytest.raises(DataError, match="'x2'"):
+        fitted.predict(frame.drop(columns=["status", "x2"]))
+
+
+@pytest.mark.parametrize(
+    "labels, positive, expected_positive",
+    [
+        (lambda s: (s == "sick").astype(int), None, 1),
+        (lambda s: s == "sick", None, True),
+        (lambda s: s, "healthy", "healthy"),
+        (lambda s: pd.Categorical(s, categories=["sick", "healthy"]), None, "healthy"),
+    ],
+)
+def test_every_label_type(frame, labels, positive, expected_positive):
+    y = pd.Series(labels(frame["status"]), index=frame.index, name="y")
+    model = CSVM(y, frame[["x1", "x2"]], tpr_min=0.7, bound="none", positive=positive)
+    res = model.fit(random_state=0, **FAST)
+    assert res.model.coding.positive == expected_positive
+    pred = res.predict()
+    assert pred.index.equals(frame.index)
+    assert set(pred.unique()) <= set(pd.unique(y))
+    assert pred.dtype == y.dtype
+    assert repr(expected_positive) in res.summary(timing=False).as_text()
+
+
+def test_array_core_names_columns_and_checks_newdata():
+    rng = np.random.default_rng(4)
+    y = np.r_[np.ones(60), np.zeros(60)]
+    X = rng.normal(size=(120, 2)) + y[:, None]
+    res = CSVM(y, X, tnr_min=0.7, bound="none").fit(random_state=0, **FAST)
+    assert list(res.params.index) == ["x1", "x2", "Intercept"]
+    expected = [1.0 if d >= 0 else 0.0 for d in res.decision_function(X[:4])]
+    assert res.predict(X[:4]).tolist() == expected
+    assert res.predict(X[:4]).dtype.kind == "f"
+    with pytest.raises(DataError, match="3 columns"):
+        res.predict(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("bound", ["hoeffding", "binomial", "none"])
+def test_each_margin_sets_the_required_count(frame, bound):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.75, bound=bound)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CappedTargetWarning)
+        res = model.fit(random_state=0, **FAST)
+        expected = adjust_target(0.75, int(res.rates.loc["tpr", "anchor_n"]), 0.05, bound)
+    assert res.rates.loc["tpr", "required"] == expected.count
+    assert res.rates.loc["tpr", "met"]
+
+
+def test_capped_hoeffding_target_warns_and_is_noted(frame):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.9, bound="hoeffding")
+    with pytest.warns(CappedTargetWarning, match="capped at 1"):
+        res = model.fit(random_state=0, **FAST)
+    assert any("capped at 1" in w for w in res.warnings)
+    assert "capped at 1" in res.summary(timing=False).as_text()
+
+
+def test_two_constraints_give_separate_and_joint_statements(frame):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.6, tnr_min=0.6, bound="none")
+    res = model.fit(random_state=0, **FAST)
+    rates = res.rates
+    assert list(rates.index) == ["tpr", "tnr"]
+    assert (rates["joint_lower"] < rates["lower"]).all()
+    assert "Bonferroni" in res.joint_statement and "jointly" in res.joint_statement
+    assert "separately" in res.summary(timing=False).as_text()
+
+
+def test_no_constraint_reports_all_three_rates(frame):
+    res = CSVM.from_formula("status ~ x1 + x2", frame).fit(random_state=0, **FAST)
+    assert list(res.rates.index) == ["tpr", "tnr", "acc"]
+    assert res.rates["target"].isna().all() and res.rates["lower"].notna().all()
+
+
+def test_empty_holdout_says_no_statement(frame):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial", fractions=(0.6, 0.4, 0.0))
+    res = model.fit(random_state=0, **FAST)
+    assert np.isnan(res.rates.loc["tpr", "lower"])
+    assert res.statements["tpr"].startswith("No valid confidence statement can be made")
+    assert "No valid confidence statement" in res.summary(timing=False).as_text()
+
+
+def test_guarantee_mode_holds_on_heldout_and_reports_cost():
+    model = CSVM.from_formula("status ~ x1 + x2", make_frame(400, 3), tpr_min=0.85, bound="binomial")
+    plain = model.fit(random_state=0, **FAST)
+    sure = model.fit(random_state=0, guarantee=True, **FAST)
+    np.testing.assert_allclose(sure.params.iloc[:-1], plain.params.iloc[:-1], rtol=1e-5, atol=1e-7)
+    g = sure.umbrella
+    row = sure.rates.loc["tpr"]
+    assert row["method"] == "order statistic" and row["lower"] == 0.85
+    assert row["heldout_correct"] == row["heldout_n"] - g.rank + 1
+    cost = sure.guarantee_cost
+    assert cost["rate"] == "tnr" and cost["csvm_intercept"] == plain.intercept
+    assert "Guarantee mode moved the intercept" in sure.summary(timing=False).as_text()
+
+
+def test_guarantee_needs_a_single_class_rate(frame):
+    both = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.6, tnr_min=0.6, bound="none")
+    with pytest.raises(DataError, match="say which rate"):
+        both.fit(guarantee=True, **FAST)
+    small = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.95, bound="none")
+    with pytest.raises(DataError, match="held-out positives"):
+        small.fit(guarantee=True, random_state=0, **FAST)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tpr_min": 1.2}, "tpr_min"),
+        ({"tpr_min": 0.0}, "tpr_min"),
+        ({"alpha": 1.0}, "alpha"),
+        ({"alpha": -0.1}, "alpha"),
+        ({"bound": "chernoff"}, "bound"),
+        ({"C": 0}, "C must be"),
+        ({"fractions": (0.5, 0.5, 0.5)}, "fractions"),
+    ],
+)
+def test_bad_arguments(frame, kwargs, message):
+    with pytest.raises(DataError, match=message):
+        CSVM.from_formula("status ~ x1 + x2", frame, **kwargs)
+
+
+def test_formula_naming_a_missing_column(frame):
+    with pytest.raises(DataError, match="'age'"):
+        CSVM.from_formula("status ~ x1 + age", frame)
+    with pytest.raises(DataError, match="response 'outcome'"):
+        CSVM.from_formula("outcome ~ .", frame)
+
+
+def test_no_positive_in_holdout(frame):
+    positives = np.flatnonzero(frame["status"].to_numpy() == "sick")
+    negatives = np.flatnonzero(frame["status"].to_numpy() == "healthy")
+    samples = {
+        "train": np.r_[positives[:40], negatives[:40]],
+        "anchor": np.r_[positives[40:], negatives[40:60]],
+        "holdout": negatives[60:],
+    }
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial", samples=samples)
+    with pytest.raises(DataError, match="held-out sample has no positives"):
+        model.fit(**FAST)
+
+
+def test_missing_values_are_errors_not_dropped(frame):
+    bad = frame.copy()
+    bad.loc["p3", "x1"] = np.nan
+    with pytest.raises(DataError, match="missing values"):
+        CSVM.from_formula("status ~ x1 + x2", bad)
+    bad = frame.copy()
+    bad.loc["p3", "status"] = None
+    with pytest.raises(DataError, match="missing value"):
+        CSVM.from_formula("status ~ x1 + x2", bad)
+
+
+def test_rbf_kernel_results(frame):
+    res = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="none", kernel="rbf").fit(random_state=0, **FAST)
+    assert res.params.index[0] == "phi_1" and res.params_standardized is None
+    assert res.dual_coef.index.isin(frame.index).all()
+    assert res.support["exact feature map"]
+    text = res.summary(timing=False).as_text()
+    assert "Kernel solution" in text and "rbf(gamma=" in text
