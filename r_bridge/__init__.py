@@ -7,7 +7,7 @@ in this folder is the R side. rpy2 is needed only for what runs R; files are
 read without R through the pure-Python ``rdata`` package.
 """
 
-from r_bridge.datasets import available_datasets, load_dataset, load_rdata
+from r_bridge.datasets import available_datasets, load_dataset, load_rdata, load_rds
 from r_bridge.export import save_rds, to_r
 from r_bridge.rsession import RUnavailableError, r_available
 from r_bridge.srbct_data import srbct, srbct_genes
@@ -17,6 +17,7 @@ __all__ = [
     "available_datasets",
     "load_dataset",
     "load_rdata",
+    "load_rds",
     "r_available",
     "save_rds",
     "srbct",

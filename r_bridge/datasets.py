@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from csvm_stats.exceptions import DataError
 from r_bridge import rsession
-from r_bridge.from_rdata import read_rdata_file
+from r_bridge.from_rdata import read_rdata_file, read_rds_file
 from r_bridge.from_rpy2 import node_from_sexp
 from r_bridge.rtree import RNode
 from r_bridge.to_pandas import to_python
@@ -81,14 +81,36 @@ def load_rdata(path: str | Path, engine: Engine = "auto") -> dict[str, Any]:
     return {name: to_python(node) for name, node in read_rdata_nodes(path, engine).items()}
 
 
-def read_rdata_nodes(path: str | Path, engine: Engine = "auto") -> dict[str, RNode]:
-    """The objects of an R data file as :class:`RNode` trees (see :func:`load_rdata`)."""
+def load_rds(path: str | Path, engine: Engine = "auto") -> Any:
+    """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines as in :func:`load_rdata`)."""
+    return to_python(read_rds_node(path, engine))
+
+
+def read_rds_node(path: str | Path, engine: Engine = "auto") -> RNode:
+    """The object of an ``.rds`` file as an :class:`RNode` tree (see :func:`load_rds`)."""
+    path = _checked_path(path, engine)
+    if _use_python(engine):
+        return read_rds_file(path)
+    return node_from_sexp(rsession.r_function("readRDS")(rsession.r_string(str(path))))
+
+
+def _checked_path(path: str | Path, engine: Engine) -> Path:
     if engine not in ("auto", "r", "python"):
         raise ValueError(f"engine must be 'auto', 'r' or 'python', not {engine!r}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"R data file {str(path)!r} does not exist")
-    if engine == "python" or (engine == "auto" and not rsession.r_available()):
+    return path
+
+
+def _use_python(engine: Engine) -> bool:
+    return engine == "python" or (engine == "auto" and not rsession.r_available())
+
+
+def read_rdata_nodes(path: str | Path, engine: Engine = "auto") -> dict[str, RNode]:
+    """The objects of an R data file as :class:`RNode` trees (see :func:`load_rdata`)."""
+    path = _checked_path(path, engine)
+    if _use_python(engine):
         return read_rdata_file(path)
     environment = rsession.new_environment()
     rsession.r_function("load")(rsession.r_string(str(path)), envir=environment)

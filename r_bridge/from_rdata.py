@@ -1,4 +1,4 @@
-"""Read ``.rda``/``.RData`` files without R, through ``rdata``'s parser.
+"""Read ``.rda``/``.RData``/``.rds`` files without R, through ``rdata``'s parser.
 
 Only the parser of the pure-Python ``rdata`` package is used; its parse tree
 is translated into :class:`~r_bridge.rtree.RNode` values so that the same
@@ -21,6 +21,24 @@ _ATOMIC_TYPES = {"LGL": RType.LOGICAL, "INT": RType.INTEGER, "REAL": RType.DOUBL
 
 def read_rdata_file(path: str | Path) -> dict[str, RNode]:
     """The objects stored in an ``.rda``/``.RData`` file, by name (R's ``load``)."""
+    cell = _parse(path).object
+    objects: dict[str, RNode] = {}
+    while _resolve(cell).info.type.name == "LIST":
+        cell = _resolve(cell)
+        head, rest = cell.value
+        objects[_symbol_name(cell.tag)] = _node(head)
+        cell = rest
+    if not objects:
+        raise DataError(f"{str(path)!r} holds no named R objects (is it an .rds file? use readRDS in R)")
+    return objects
+
+
+def read_rds_file(path: str | Path) -> RNode:
+    """The single object stored in an ``.rds`` file (R's ``readRDS``)."""
+    return _node(_parse(path).object)
+
+
+def _parse(path: str | Path) -> Any:
     try:
         import rdata
     except ImportError as error:
@@ -31,19 +49,9 @@ def read_rdata_file(path: str | Path) -> dict[str, RNode]:
     if not path.is_file():
         raise FileNotFoundError(f"R data file {str(path)!r} does not exist")
     try:
-        parsed = rdata.parser.parse_file(path)
+        return rdata.parser.parse_file(path)
     except Exception as error:  # rdata raises several types for unreadable input
         raise DataError(f"{str(path)!r} is not a readable R data file: {error}") from error
-    cell = parsed.object
-    objects: dict[str, RNode] = {}
-    while _resolve(cell).info.type.name == "LIST":
-        cell = _resolve(cell)
-        head, rest = cell.value
-        objects[_symbol_name(cell.tag)] = _node(head)
-        cell = rest
-    if not objects:
-        raise DataError(f"{str(path)!r} holds no named R objects (is it an .rds file? use readRDS in R)")
-    return objects
 
 
 def _resolve(obj: Any) -> Any:

@@ -39,7 +39,7 @@ python_requirements=(
 )
 # The stamp records what was installed; a changed requirement list or
 # pyproject.toml triggers a reinstall, an unchanged one costs nothing.
-stamp_content="$(printf '%s\n' "${python_requirements[@]}"; cat "$repo_root/pyproject.toml")"
+stamp_content="$(printf '%s\n' "${python_requirements[@]}"; cat "$repo_root/pyproject.toml" "${BASH_SOURCE[0]}")"
 stamp_file="$venv/.csvm-r-env-stamp"
 if [[ -x "$venv/bin/python" && -f "$stamp_file" ]] && [[ "$(cat "$stamp_file")" == "$stamp_content" ]]; then
     echo "setup_r_env: $venv is up to date"
@@ -59,7 +59,10 @@ printf '%s\n' "numpy<2" "pandas<2.3" "rpy2-rinterface<3.6.6" "rpy2-robjects<3.6.
 install_log="$(mktemp)"
 trap 'rm -f "$constraints" "$install_log"' EXIT
 # setuptools' deprecation banners are noise here; show the log only on failure.
-if ! "$venv/bin/python" -m pip install -q -c "$constraints" -e "$repo_root" >"$install_log" 2>&1; then
+# The compat editable mode puts the work tree on sys.path, so packages and
+# modules added later are importable without reinstalling.
+if ! "$venv/bin/python" -m pip install -q -c "$constraints" --config-settings editable_mode=compat \
+    -e "$repo_root" >"$install_log" 2>&1; then
     cat "$install_log" >&2
     exit 1
 fi

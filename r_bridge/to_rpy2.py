@@ -1,15 +1,15 @@
 """Build objects of an embedded R (rpy2) from :class:`~r_bridge.rtree.RNode` trees.
 
 The reverse of :mod:`r_bridge.from_rpy2`: masked entries become R's ``NA``
-of the vector's type, attributes are set with R's ``attributes<-`` semantics
-(one ``do_slot_assign`` per attribute).
+of the vector's type, attributes are set through R's own ``attr<-`` (which
+treats ``names``, ``row.names``, ``dim`` and ``class`` as R does).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from r_bridge.rsession import rinterface
+from r_bridge.rsession import r_function, r_string, rinterface
 from r_bridge.rtree import RNode, RType
 
 
@@ -30,6 +30,7 @@ def sexp_from_node(node: RNode) -> Any:
         sexp = ri.FloatSexpVector([ri.NA_Real if missing else float(v) for v, missing in zip(node.values, node.na)])
     else:
         sexp = ri.ComplexSexpVector([ri.NA_Complex if missing else complex(v) for v, missing in zip(node.values, node.na)])
+    set_attribute = r_function("attr<-")
     for name, value in node.attributes.items():
-        sexp.do_slot_assign(name, sexp_from_node(value))
+        sexp = set_attribute(sexp, which=r_string(name), value=sexp_from_node(value))
     return sexp

@@ -17,14 +17,20 @@ csvm_python_available <- function() {
   reticulate::py_module_available("csvm_stats.r_api")
 }
 
-# The r_api module, after checking that it exists and speaks our version.
-csvm_api <- function() {
-  if (!csvm_python_available()) {
+# Stop with a clear message when a Python module cannot be imported.
+require_python_module <- function(module) {
+  if (!reticulate::py_module_available(module)) {
     python <- tryCatch(reticulate::py_config()$python, error = function(e) "none found")
-    stop("csvm: the Python module 'csvm_stats' is not available in the Python that ",
+    stop("csvm: the Python module '", module, "' is not available in the Python that ",
          "reticulate uses (", python, "). Install it there (pip install csvm-stats) ",
          "or point RETICULATE_PYTHON to a Python that has it.", call. = FALSE)
   }
+  invisible(TRUE)
+}
+
+# The r_api module, after checking that it exists and speaks our version.
+csvm_api <- function() {
+  require_python_module("csvm_stats.r_api")
   api <- .csvm_env$api
   version <- as.integer(api$api_version())
   if (!identical(version, .csvm_api_version)) {

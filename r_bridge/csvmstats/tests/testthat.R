@@ -1,0 +1,4 @@
+library(testthat)
+library(csvmstats)
+
+test_check("csvmstats")

@@ -1,0 +1,135 @@
+test_that("csvm fits y ~ . with a factor column and keeps R's formula bookkeeping", {
+  skip_without_python()
+  fit <- fit_example()
+  expect_s3_class(fit, "csvm")
+  expect_named(coef(fit), c("(Intercept)", "dose", "age", "sitesouth", "sitewest"))
+  expect_equal(fit$xlevels$site, c("north", "south", "west"))
+  expect_equal(fit$positive, "case")
+  expect_equal(fit$negative, "control")
+  expect_s3_class(fit$rates, "data.frame")
+  expect_equal(rownames(fit$rates), "tpr")
+  expect_type(fit$rates$met, "logical")
+  expect_equal(sum(fit$samples), 240L)
+  expect_true(coef(fit)[["dose"]] > 0)
+})
+
+test_that("print and summary print from R vectors", {
+  skip_without_python()
+  fit <- fit_example()
+  expect_output(print(fit), "positive class 'case'")
+  s <- summary(fit)
+  expect_s3_class(s, "summary.csvm")
+  expect_output(print(s), "Confidence statements")
+  expect_output(print(s), "TPR: With 95% confidence")
+  expect_output(print(s), "sitesouth")
+  expect_identical(print(fit), fit)
+})
+
+test_that("predict handles new data with factor levels, missing rows and all types", {
+  skip_without_python()
+  fit <- fit_example()
+  newdata <- data.frame(dose = c(2, -2, NA, 0.1), age = c(50, 50, 40, 60),
+                        site = factor(c("west", "north", "south", "south")))
+  classes <- predict(fit, newdata)
+  expect_s3_class(classes, "factor")
+  expect_equal(levels(classes), c("control", "case"))
+  expect_equal(as.character(classes[1:2]), c("case", "control"))
+  expect_true(is.na(classes[3]))
+  decision <- predict(fit, newdata, type = "decision")
+  expect_equal(unname(decision[1:2] > 0), c(TRUE, FALSE))
+  manual <- coef(fit)[["(Intercept)"]] + coef(fit)[["dose"]] * 0.1 + coef(fit)[["age"]] * 60 +
+    coef(fit)[["sitesouth"]]
+  expect_equal(unname(decision[4]), manual, tolerance = 1e-8)
+  expect_length(predict(fit), 240L)
+  expect_error(predict(fit, data.frame(dose = 1, age = 50, site = "east")), "new level")
+})
+
+test_that("the R fit gives the Python fit's coefficients and rates on the same split", {
+  skip_without_python()
+  d <- make_data()
+  fit <- fit_example(d)
+  x <- model.matrix(status ~ ., d)[, -1L]
+  model_module <- reticulate::import("csvm_stats.model", convert = FALSE)
+  pandas <- reticulate::import("pandas", convert = FALSE)
+  python_model <- model_module$CSVM(
+    pandas$Series(as.character(d$status), dtype = "object"),
+    pandas$DataFrame(x, columns = colnames(x)),
+    tpr_min = 0.8, bound = "binomial", positive = "case"
+  )
+  python_fit <- python_model$fit(random_state = 7L, time_limit = 20)
+  params <- reticulate::py_to_r(python_fit$params$to_numpy())
+  expect_equal(unname(coef(fit)), c(params[length(params)], params[-length(params)]), tolerance = 1e-5)
+  rates <- python_fit$rates
+  python_counts <- vapply(c("anchor_correct", "heldout_correct"), function(column) {
+    reticulate::py_to_r(rates$`__getitem__`(column)$to_numpy(dtype = "float64"))[1L]
+  }, numeric(1L))
+  expect_equal(c(fit$rates$anchor_correct, fit$rates$heldout_correct), unname(python_counts))
+})
+
+test_that("a fit saved with saveRDS prints and predicts without its Python object", {
+  skip_without_python()
+  fit <- fit_example()
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  reloaded <- readRDS(path)
+  expect_false(csvmstats:::python_handle_alive(reloaded$python))
+  expect_output(print(summary(reloaded)), "Confidence statements")
+  newdata <- make_data(20, seed = 3)
+  expect_equal(predict(reloaded, newdata, type = "decision"),
+               predict(fit, newdata, type = "decision"), tolerance = 1e-8)
+  expect_equal(predict(reloaded, newdata), predict(fit, newdata))
+})
+
+test_that("a Python fit saved with r_bridge.save_rds is read in R as a csvm_fit", {
+  skip_without_python()
+  fit <- fit_example()
+  path <- tempfile(fileext = ".rds")
+  reticulate::import("r_bridge")$save_rds(fit$python, path)
+  saved <- readRDS(path)
+  expect_s3_class(saved, "csvm_fit")
+  expect_equal(unname(coef(saved)), unname(coef(fit)))
+  expect_type(saved$rates$met, "logical")
+  expect_output(print(saved), "Constrained SVM \\(CSVM\\) Results")
+})
+
+test_that("missing values are stopped in R with a clear error", {
+  skip_without_python()
+  d <- make_data()
+  d$dose[5] <- NA
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, na.action = na.pass), "missing values in dose")
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, na.action = na.fail), "missing values")
+  fit <- csvm(status ~ ., data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial", random_state = 7L)
+  expect_equal(length(fit$na.action), 1L)
+  expect_equal(fit$nobs, 239L)
+  expect_error(csvm(status ~ ., data = make_data(), tpr_min = 0.8, C = NA), "C are NA")
+})
+
+test_that("one-class and many-class responses are clear R errors", {
+  d <- make_data()
+  d$status <- factor("case")
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8), "only one class \\('case'\\)")
+  d$status <- factor(rep(c("a", "b", "c"), length.out = nrow(d)))
+  expect_error(csvm(status ~ ., data = d), "3 classes")
+  expect_error(csvm(status ~ 1, data = make_data()), "no predictors")
+})
+
+test_that("a missing Python module is a clear R error", {
+  expect_error(csvmstats:::require_python_module("csvm_stats_not_installed.r_api"),
+               "Python module 'csvm_stats_not_installed.r_api' is not available")
+})
+
+test_that("options unknown to Python are reported, not ignored", {
+  skip_without_python()
+  expect_error(fit_example(tpr_mn = 0.9), "unknown option")
+  expect_error(csvm(status ~ ., data = make_data(), positive = "nope"), "not a class")
+})
+
+test_that("logical and numeric responses become two-level factors", {
+  skip_without_python()
+  d <- make_data()
+  d$status <- d$status == "case"
+  fit <- csvm(status ~ dose + age, data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial",
+              random_state = 7L)
+  expect_equal(fit$positive, "TRUE")
+  expect_equal(levels(predict(fit, d[1:3, ])), c("FALSE", "TRUE"))
+})

@@ -1,0 +1,130 @@
+"""csvm_stats.r_api: the plain-value entry point R calls (no R needed here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats import r_api
+from csvm_stats.exceptions import DataError
+from csvm_stats.model import CSVM
+
+NAMES = ["u", "v", "w"]
+OPTIONS = {"tpr_min": 0.8, "bound": "binomial", "random_state": 3.0, "time_limit": 20.0}
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(160, 3))
+    labels = np.where(x[:, 0] - 0.5 * x[:, 2] + 0.6 * rng.normal(size=160) > 0, "yes", "no")
+    return x, labels
+
+
+@pytest.fixture(scope="module")
+def results(data):
+    x, labels = data
+    return r_api.fit(x, NAMES, labels, "yes", dict(OPTIONS))
+
+
+@pytest.fixture(scope="module")
+def exported(results):
+    return r_api.export(results)
+
+
+def _assert_plain(value, where="export"):
+    """Only what reticulate turns into plain R vectors and lists."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert isinstance(key, str), where
+            _assert_plain(item, f"{where}[{key!r}]")
+    elif isinstance(value, np.ndarray):
+        assert value.ndim == 1 and value.dtype.kind in "fiUb", f"{where}: {value.dtype}, ndim {value.ndim}"
+    else:
+        assert isinstance(value, (str, float, int, bool)), f"{where}: {type(value).__name__}"
+
+
+def test_api_version_is_an_integer():
+    assert r_api.api_version() == r_api.API_VERSION == 1
+
+
+def test_fit_equals_the_python_fit_on_the_same_split(data, results):
+    x, labels = data
+    direct = CSVM(pd.Series(labels, dtype=object), pd.DataFrame(x, columns=NAMES), tpr_min=0.8, bound="binomial",
+                  positive="yes").fit(random_state=3, time_limit=20.0)
+    np.testing.assert_allclose(results.params.to_numpy(), direct.params.to_numpy(), rtol=1e-6, atol=1e-8)
+    pd.testing.assert_frame_equal(results.rates, direct.rates)
+    assert list(results.params.index) == [*NAMES, "Intercept"]
+
+
+def test_export_is_plain_and_matches_the_results(results, exported):
+    _assert_plain(exported)
+    assert exported["api_version"] == 1
+    assert list(exported["coef_names"]) == NAMES
+    np.testing.assert_array_equal(exported["coef"], results.params.to_numpy()[:-1])
+    assert exported["intercept"] == results.params["Intercept"]
+    assert (exported["positive"], exported["negative"]) == ("yes", "no")
+    assert list(exported["rate_names"]) == ["tpr"]
+    rates = exported["rates"]
+    assert set(rates) == set(r_api.RATE_COLUMNS)
+    assert rates["heldout_correct"][0] == results.rates.loc["tpr", "heldout_correct"]
+    assert rates["met"][0] == float(results.rates.loc["tpr", "met"])
+    assert exported["statements"][0] == results.statements["tpr"]
+    assert exported["summary_text"].startswith(" ") and "Confidence statements" in exported["summary_text"]
+    assert exported["solver"]["status"] == results.solver.status.value
+    assert sum(exported["samples"].values()) == exported["n"] == 160
+
+
+def test_predict_gives_classes_and_decision_values(data, results):
+    x, _ = data
+    out = r_api.predict(results, x[:7], ["class", "decision"])
+    np.testing.assert_allclose(out["decision"], results.decision_function(x[:7]).to_numpy())
+    assert list(out["class"]) == list(results.predict(x[:7]))
+    assert set(r_api.predict(results, x[:2], "decision")) == {"decision"}
+
+
+def test_predict_rejects_unknown_types_and_wrong_widths(data, results):
+    x, _ = data
+    with pytest.raises(DataError, match="type must be among"):
+        r_api.predict(results, x, "response")
+    with pytest.raises(DataError, match="3 columns"):
+        r_api.predict(results, x[:, :2], "class")
+
+
+def test_probabilities_need_predict_proba(data, results):
+    x, _ = data
+    if hasattr(results, "predict_proba"):
+        probabilities = r_api.predict(results, x[:4], "prob")["prob"]
+        assert probabilities.shape == (4,) and ((probabilities >= 0) & (probabilities <= 1)).all()
+    else:
+        with pytest.raises(DataError, match="no predict_proba"):
+            r_api.predict(results, x[:4], "prob")
+
+
+def test_options_are_checked_not_ignored(data):
+    x, labels = data
+    with pytest.raises(DataError, match=r"unknown option\(s\) \['tpr_mn'\]"):
+        r_api.fit(x, NAMES, labels, "yes", {"tpr_mn": 0.9})
+    with pytest.raises(DataError, match="whole number"):
+        r_api.fit(x, NAMES, labels, "yes", {"random_state": 1.5})
+    with pytest.raises(DataError, match="TRUE or FALSE"):
+        r_api.fit(x, NAMES, labels, "yes", {"standardize": 1.0})
+    with pytest.raises(DataError, match="single value"):
+        r_api.fit(x, NAMES, labels, "yes", {"C": [1.0, 2.0]})
+
+
+def test_shapes_and_labels_are_checked(data):
+    x, labels = data
+    with pytest.raises(DataError, match="labels for 160 rows"):
+        r_api.fit(x, NAMES, labels[:-1], "yes")
+    with pytest.raises(DataError, match=r"2 columns \(one per name\), got shape \(160, 3\)"):
+        r_api.fit(x, ["u", "v"], labels, "yes")
+    with pytest.raises(DataError, match="single class"):
+        r_api.fit(x, NAMES, np.full(160, "yes"), "yes")
+
+
+def test_a_single_column_arrives_as_a_bare_string(data):
+    x, labels = data
+    one = r_api.fit(x[:, 0], "u", labels, "yes", {"random_state": 1, "time_limit": 20.0})
+    assert list(r_api.export(one)["coef_names"]) == ["u"]

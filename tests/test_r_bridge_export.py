@@ -1,0 +1,58 @@
+"""r_bridge.save_rds: a fitted model as an R "csvm_fit" object, written and read back without R."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats import r_api
+from r_bridge import load_rds, save_rds
+from r_bridge.export import fit_node
+from r_bridge.from_python import node_from_python
+from r_bridge.rtree import RType
+from r_bridge.to_pandas import to_python
+
+
+@pytest.fixture(scope="module")
+def results():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(160, 2))
+    labels = np.where(x[:, 0] + 0.5 * rng.normal(size=160) > 0, "pos", "neg")
+    return r_api.fit(x, ["a", "b"], labels, "pos", {"tpr_min": 0.8, "bound": "binomial", "random_state": 2, "time_limit": 20.0})
+
+
+def test_fit_node_is_a_classed_list_with_a_rate_data_frame(results):
+    node = fit_node(results)
+    assert node.rtype is RType.LIST and node.classes == ["csvm_fit"]
+    names = node.attribute_strings("names")
+    rates = node.values[names.index("rates")]
+    assert rates.classes == ["data.frame"]
+    met = rates.values[rates.attribute_strings("names").index("met")]
+    assert met.rtype is RType.LOGICAL
+
+
+def test_save_rds_reads_back_with_the_same_values(results, tmp_path):
+    path = save_rds(results, tmp_path / "fit.rds")
+    back = load_rds(path, engine="python")
+    exported = r_api.export(results)
+    np.testing.assert_array_equal(back["coef"].to_numpy(), exported["coef"])
+    assert back["intercept"].iloc[0] == exported["intercept"]
+    assert back["coef_names"].tolist() == ["a", "b"]
+    assert back["summary_text"].iloc[0] == exported["summary_text"]
+    assert list(back["rates"].index) == ["tpr"]
+    assert back["rates"]["met"].dtype == "boolean"
+    assert bool(back["rates"]["met"].iloc[0]) == bool(results.rates.loc["tpr", "met"])
+    assert back["statements"].index.tolist() == ["tpr"]
+    assert back["solver"]["status"].iloc[0] == results.solver.status.value
+
+
+def test_python_values_keep_their_missing_entries():
+    frame = pd.DataFrame(
+        {"flag": pd.array([True, None], dtype="boolean"), "count": pd.array([1, None], dtype="Int32"),
+         "value": [0.5, np.nan], "label": ["x", None]},
+        index=["r1", "r2"],
+    )
+    back = to_python(node_from_python(frame))
+    assert back.isna().to_numpy().tolist() == [[False] * 4, [True] * 4]
+    assert back.loc["r1"].tolist() == [True, 1, 0.5, "x"]
