@@ -41,7 +41,6 @@ def repetitions() -> list[dict[str, float]]:
             {
                 "true": true_tpr(plain),
                 "lower": plain.rates.loc["tpr", "lower"],
-                "anchor_rate": plain.rates.loc["tpr", "anchor_rate"],
                 "true_guarantee": true_tpr(sure),
             }
         )
