@@ -37,11 +37,15 @@ class SolverOptions:
 
     ``time_limit`` is in seconds (the paper uses 300 s and accepts the
     incumbent); ``mip_gap`` is the relative optimality gap at which the search
-    stops; ``threads=None`` lets the solver decide.
+    stops; ``feasibility_tol`` is the constraint tolerance (it also bounds how
+    far an epigraph may undercut the quadratic, so it limits the accuracy of w:
+    an objective error e moves w by about sqrt(e)); ``threads=None`` lets the
+    solver decide.
     """
 
     time_limit: float = 300.0
     mip_gap: float = 1e-4
+    feasibility_tol: float = 1e-6
     threads: int | None = None
     verbose: bool = False
     seed: int = 0

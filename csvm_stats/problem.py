@@ -1,0 +1,309 @@
+r"""The CSVM as one solver-neutral mixed-integer quadratic program.
+
+:class:`MIQP` is the canonical description every backend translates:
+
+.. math::
+
+    \min_x\; x^\top Q x + c^\top x \quad\text{s.t.}\quad
+    \ell \le A x \le u,\; x_{lo} \le x \le x_{hi},\; x_k \in \{0, 1\}\ (k \in B),
+    \; z_k = 1 \Rightarrow a_k^\top x \ge r_k \ (\text{indicators}).
+
+:func:`build_primal` writes the CSVM of ``NOTES.md`` section 1 on feature rows
+:math:`\phi(x)` (the original columns for the linear kernel):
+
+.. math::
+
+    \min\; w^\top w + C \sum_{i \in I} s_i \xi_i \quad\text{s.t.}\quad
+    y_i(w^\top \phi_i + b) \ge 1 - \xi_i,\ \xi_i \ge 0 \ (i \in I);\quad
+    y_j(w^\top \phi_j + b) \ge 1 - M_j (1 - z_j) \ (j \in J);\quad
+    \sum_{j \in J_c} z_j \ge k_c \ (c \in \{\mathrm{tpr}, \mathrm{tnr}, \mathrm{acc}\}).
+
+Valid tightening. Given the objective U of any feasible point (the warm
+start), every solution at least as good satisfies
+:math:`\|w\|^2 \le U` and :math:`C s_i \xi_i \le U`. For a positive training
+point, :math:`b \ge 1 - \xi_i - w^\top\phi_i \ge 1 - U/(C s_i) - \sqrt U \|\phi_i\|`,
+and symmetrically :math:`b \le -1 + U/(C s_i) + \sqrt U \|\phi_i\|` for a
+negative one; so :math:`b \in [b_{lo}, b_{hi}]`. Then for every anchor point
+:math:`1 - y_j(w^\top \phi_j + b) \le 1 + \sqrt U \|\phi_j\| - y_j b
+\le M^*_j`, and the big-M constant :math:`M_j = \min(M, M^*_j)` removes no
+solution that the user's M admits and that could be optimal. With
+``big_m=None`` the exact model is meant: the proven :math:`M^*_j` is used where
+it exists, indicator constraints otherwise.
+
+:func:`build_partial_dual` writes the paper's kernel formulation (its
+problem (CSVM)) for reference and tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+RATE_KINDS: tuple[str, ...] = ("tpr", "tnr", "acc")
+RATE_NAMES = {"tpr": "true positive rate", "tnr": "true negative rate", "acc": "accuracy"}
+
+
+@dataclass(frozen=True)
+class Indicators:
+    """Indicator constraints ``x[binary[k]] = 1  =>  A[k] @ x >= rhs[k]``."""
+
+    binary: np.ndarray
+    A: sp.csr_matrix
+    rhs: np.ndarray
+
+
+@dataclass(frozen=True)
+class MIQP:
+    """A mixed-integer program with a convex quadratic objective (see module docstring).
+
+    ``Q`` is symmetric positive semi-definite; ``blocks`` names variable ranges
+    (e.g. ``w``, ``b``, ``xi``, ``z``) so that results can be read back;
+    ``start`` is an optional feasible point passed to the solver as MIP start.
+    """
+
+    Q: sp.csr_matrix
+    c: np.ndarray
+    A: sp.csr_matrix
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    binary: np.ndarray
+    blocks: Mapping[str, slice]
+    indicators: Indicators | None = None
+    start: np.ndarray | None = field(default=None, repr=False)
+    quadratic_vars: np.ndarray | None = None
+
+    @property
+    def n_vars(self) -> int:
+        return self.c.shape[0]
+
+    @property
+    def n_rows(self) -> int:
+        return self.A.shape[0] + (0 if self.indicators is None else self.indicators.A.shape[0])
+
+    @property
+    def separable(self) -> bool:
+        """True when Q is diagonal (the primal CSVM: Q = I on w)."""
+        Q = self.Q.tocoo()
+        return bool(np.all(Q.row == Q.col))
+
+    def objective(self, x: np.ndarray) -> float:
+        return float(x @ (self.Q @ x) + self.c @ x)
+
+    def max_violation(self, x: np.ndarray) -> float:
+        """Largest violation of rows, bounds and integrality at ``x`` (0 when feasible)."""
+        ax = self.A @ x
+        v = [np.max(self.row_lo - ax, initial=0.0), np.max(ax - self.row_hi, initial=0.0)]
+        v += [np.max(self.lb - x, initial=0.0), np.max(x - self.ub, initial=0.0)]
+        if self.binary.size:
+            xb = x[self.binary]
+            v.append(np.max(np.minimum(np.abs(xb), np.abs(xb - 1)), initial=0.0))
+        if self.indicators is not None:
+            on = x[self.indicators.binary] > 0.5
+            gap = self.indicators.rhs - self.indicators.A @ x
+            v.append(np.max(gap[on], initial=0.0))
+        return float(max(v))
+
+
+@dataclass(frozen=True)
+class RateRequirement:
+    """Anchor points of ``members`` of which at least ``count`` must have margin >= 1."""
+
+    kind: str
+    count: int
+    members: np.ndarray
+
+
+def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> list[RateRequirement]:
+    """Turn ``{"tpr": k, ...}`` into index sets of the anchor sample (validated elsewhere)."""
+    members = {
+        "tpr": np.flatnonzero(y_anchor > 0),
+        "tnr": np.flatnonzero(y_anchor < 0),
+        "acc": np.arange(y_anchor.shape[0]),
+    }
+    return [RateRequirement(kind, int(min_counts[kind]), members[kind]) for kind in RATE_KINDS if kind in min_counts]
+
+
+@dataclass(frozen=True)
+class PrimalBounds:
+    """Bounds valid for every solution with objective at most ``upper``."""
+
+    upper: float
+    w_abs: float
+    xi_hi: np.ndarray
+    b_lo: float
+    b_hi: float
+
+
+def primal_bounds(
+    upper: float, phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray
+) -> PrimalBounds:
+    """Bounds on w, xi and b implied by ``objective <= upper`` (module docstring)."""
+    U = upper * (1.0 + 1e-7) + 1e-9
+    root = np.sqrt(U)
+    xi_hi = U / (C * weight)
+    norms = np.linalg.norm(phi_train, axis=1)
+    pos, neg = y_train > 0, y_train < 0
+    b_lo = float(np.max(1.0 - xi_hi[pos] - root * norms[pos])) if pos.any() else -np.inf
+    b_hi = float(np.min(-1.0 + xi_hi[neg] + root * norms[neg])) if neg.any() else np.inf
+    return PrimalBounds(U, root, xi_hi, b_lo, b_hi)
+
+
+def anchor_big_m(phi_anchor: np.ndarray, y_anchor: np.ndarray, bounds: PrimalBounds | None) -> np.ndarray:
+    """Proven per-point M*_j = 1 + sqrt(U) ||phi_j|| - y_j b_extreme (inf without bounds)."""
+    if bounds is None:
+        return np.full(y_anchor.shape[0], np.inf)
+    worst_b = np.where(y_anchor > 0, -bounds.b_lo, bounds.b_hi)
+    return 1.0 + bounds.w_abs * np.linalg.norm(phi_anchor, axis=1) + worst_b
+
+
+@dataclass(frozen=True)
+class CSVMProblem:
+    """The primal CSVM: its MIQP plus what is needed to read a solution back."""
+
+    miqp: MIQP
+    big_m: np.ndarray
+    requirements: tuple[RateRequirement, ...]
+    bounds: PrimalBounds | None
+
+
+def build_primal(
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    min_counts: Mapping[str, int],
+    big_m: float | None,
+    sample_weight: np.ndarray,
+    start: np.ndarray | None = None,
+    upper: float | None = None,
+) -> CSVMProblem:
+    """Primal CSVM on feature rows; variables ordered ``[w, b, xi, z]``.
+
+    ``upper`` (the objective of ``start``) enables the valid tightening of the
+    module docstring. Anchor points whose M_j is infinite get indicator
+    constraints.
+    """
+    n_i, p = phi_train.shape
+    n_j = phi_anchor.shape[0]
+    blocks = {
+        "w": slice(0, p),
+        "b": slice(p, p + 1),
+        "xi": slice(p + 1, p + 1 + n_i),
+        "z": slice(p + 1 + n_i, p + 1 + n_i + n_j),
+    }
+    n = p + 1 + n_i + n_j
+    Q = sp.diags(np.r_[np.ones(p), np.zeros(n - p)]).tocsr()
+    c = np.zeros(n)
+    c[blocks["xi"]] = C * sample_weight
+
+    lb = np.r_[np.full(p, -np.inf), -np.inf, np.zeros(n_i), np.zeros(n_j)]
+    ub = np.r_[np.full(p, np.inf), np.inf, np.full(n_i, np.inf), np.ones(n_j)]
+    bounds = None
+    if upper is not None and np.isfinite(upper):
+        bounds = primal_bounds(upper, phi_train, y_train, C, sample_weight)
+        lb[blocks["w"]], ub[blocks["w"]] = -bounds.w_abs, bounds.w_abs
+        lb[p], ub[p] = bounds.b_lo, bounds.b_hi
+        ub[blocks["xi"]] = bounds.xi_hi
+
+    proven = anchor_big_m(phi_anchor, y_anchor, bounds)
+    m_j = proven if big_m is None else np.minimum(float(big_m), proven)
+    use_big_m = np.isfinite(m_j)
+
+    # training rows: y_i phi_i w + y_i b + xi_i >= 1
+    train_rows = sp.hstack(
+        [sp.csr_matrix(phi_train * y_train[:, None]), sp.csr_matrix(y_train[:, None]), sp.identity(n_i), sp.csr_matrix((n_i, n_j))]
+    )
+    # anchor rows: y_j phi_j w + y_j b - M_j z_j >= 1 - M_j
+    anchor_core = sp.hstack(
+        [sp.csr_matrix(phi_anchor * y_anchor[:, None]), sp.csr_matrix(y_anchor[:, None]), sp.csr_matrix((n_j, n_i))]
+    ).tocsr()
+    big_m_rows = sp.hstack([anchor_core, sp.diags(-np.where(use_big_m, m_j, 0.0))]).tocsr()[use_big_m]
+    requirements = tuple(rate_requirements(y_anchor, min_counts))
+    count_rows = sp.lil_matrix((len(requirements), n))
+    for r, req in enumerate(requirements):
+        count_rows[r, blocks["z"].start + req.members] = 1.0
+    A = sp.vstack([train_rows, big_m_rows, count_rows.tocsr()]).tocsr()
+    row_lo = np.r_[np.ones(n_i), 1.0 - m_j[use_big_m], [req.count for req in requirements]]
+    row_hi = np.full(A.shape[0], np.inf)
+
+    indicators = None
+    if not use_big_m.all():
+        free = np.flatnonzero(~use_big_m)
+        ind_A = sp.hstack([anchor_core[free], sp.csr_matrix((free.size, n_j))]).tocsr()
+        indicators = Indicators(blocks["z"].start + free, ind_A, np.ones(free.size))
+
+    miqp = MIQP(
+        Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
+        binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators,
+        start=start, quadratic_vars=np.arange(p),
+    )
+    return CSVMProblem(miqp, m_j, requirements, bounds)
+
+
+def build_partial_dual(
+    gram: np.ndarray,
+    y_train: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    min_counts: Mapping[str, int],
+    big_m: float,
+    sample_weight: np.ndarray,
+) -> MIQP:
+    r"""The paper's partial dual (its problem (CSVM)); variables ``[lambda, mu, beta, xi, z]``.
+
+    With :math:`a = (\lambda \circ y_I, \mu \circ y_J)` and K the Gram matrix on
+    :math:`I \cup J` (training rows first):
+
+    .. math::
+
+        \min\; a^\top K a + C \sum_i s_i \xi_i \quad \text{s.t.}\quad
+        y_i((K a)_i + \beta) \ge 1 - \xi_i;\;
+        y_j((K a)_j + \beta) \ge 1 - M(1 - z_j);\;
+        \sum \lambda_i y_i + \sum \mu_j y_j = 0;\;
+        0 \le \lambda_i \le C s_i / 2;\; 0 \le \mu_j \le M z_j;\; \text{rate rows}.
+
+    The decision function is :math:`f(x) = \sum_t a_t K(x_t, x) + \beta`.
+    It is kept as a reference: it needs M to bound the multipliers too.
+    """
+    n_i, n_j = y_train.shape[0], y_anchor.shape[0]
+    nr = n_i + n_j
+    y = np.r_[y_train, y_anchor]
+    blocks = {
+        "lambda": slice(0, n_i),
+        "mu": slice(n_i, nr),
+        "beta": slice(nr, nr + 1),
+        "xi": slice(nr + 1, nr + 1 + n_i),
+        "z": slice(nr + 1 + n_i, nr + 1 + n_i + n_j),
+    }
+    n = nr + 1 + n_i + n_j
+    Dy = np.diag(y)
+    Qa = Dy @ gram @ Dy
+    Q = sp.block_diag([sp.csr_matrix(0.5 * (Qa + Qa.T)), sp.csr_matrix((n - nr, n - nr))]).tocsr()
+    c = np.zeros(n)
+    c[blocks["xi"]] = C * sample_weight
+    margin = sp.csr_matrix(np.hstack([Dy @ gram @ Dy, y[:, None]]))  # y_r ((K a)_r + beta)
+    train_rows = sp.hstack([margin[:n_i], sp.identity(n_i), sp.csr_matrix((n_i, n_j))])
+    anchor_rows = sp.hstack([margin[n_i:], sp.csr_matrix((n_j, n_i)), sp.diags(np.full(n_j, -big_m))])
+    balance = sp.csr_matrix(np.r_[y, 0.0, np.zeros(n_i + n_j)][None, :])
+    mu_cap = sp.hstack([sp.csr_matrix((n_j, n_i)), sp.identity(n_j), sp.csr_matrix((n_j, 1 + n_i)), sp.diags(np.full(n_j, -big_m))])
+    requirements = rate_requirements(y_anchor, min_counts)
+    count_rows = sp.lil_matrix((len(requirements), n))
+    for r, req in enumerate(requirements):
+        count_rows[r, blocks["z"].start + req.members] = 1.0
+    A = sp.vstack([train_rows, anchor_rows, balance, mu_cap, count_rows.tocsr()]).tocsr()
+    row_lo = np.r_[np.ones(n_i), np.full(n_j, 1.0 - big_m), 0.0, np.full(n_j, -np.inf), [q.count for q in requirements]]
+    row_hi = np.r_[np.full(n_i + n_j, np.inf), 0.0, np.zeros(n_j), np.full(len(requirements), np.inf)]
+    lb = np.r_[np.zeros(nr), -np.inf, np.zeros(n_i), np.zeros(n_j)]
+    ub = np.r_[C * sample_weight / 2.0, np.full(n_j, big_m), np.inf, np.full(n_i, np.inf), np.ones(n_j)]
+    return MIQP(
+        Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
+        binary=np.arange(blocks["z"].start, n), blocks=blocks, quadratic_vars=np.arange(nr),
+    )

@@ -1,0 +1,44 @@
+"""Small helpers shared by the backends: row iteration, timing and gap."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+INF = 1e20  # what the solvers treat as infinity
+
+
+def finite_or_none(v: float) -> float | None:
+    """``None`` for an infinite bound (the solvers' 'unbounded'), else the float."""
+    return None if not np.isfinite(v) else float(v)
+
+
+def sparse_rows(A: sp.csr_matrix) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(column indices, values)`` for each row of a CSR matrix."""
+    A = A.tocsr()
+    for r in range(A.shape[0]):
+        lo, hi = A.indptr[r], A.indptr[r + 1]
+        yield A.indices[lo:hi], A.data[lo:hi]
+
+
+def relative_gap(objective: float, bound: float) -> float:
+    """``|objective - bound| / max(|objective|, 1e-10)``; ``inf`` when either is missing."""
+    if not (math.isfinite(objective) and math.isfinite(bound)):
+        return math.inf
+    return abs(objective - bound) / max(abs(objective), 1e-10)
+
+
+@dataclass
+class Stopwatch:
+    """Wall and CPU time of a block (the solvers run in this process)."""
+
+    wall0: float = field(default_factory=time.perf_counter)
+    cpu0: float = field(default_factory=time.process_time)
+
+    def elapsed(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall0, time.process_time() - self.cpu0

@@ -1,0 +1,149 @@
+r"""The paper's warm start (Section 3.1): a plain SVM with a shifted intercept.
+
+1. Fit the ordinary SVM (objective :math:`w^\top w + C\sum s_i\xi_i`, i.e.
+   scikit-learn's ``SVC`` with ``C/2``) on :math:`I \cup J` in feature space.
+2. Keep the direction w and move b until every rate requirement holds: each
+   requirement "at least k of the anchor points in a set have
+   :math:`y_j(w^\top\phi_j + b) \ge 1`" is a step function of b, so the
+   feasible intercepts are found by scanning the breakpoints
+   :math:`b = y_j - w^\top\phi_j` and, among them, the one with the smallest
+   CSVM objective is kept. If no intercept works (requirements on both
+   classes), w is scaled up by a few factors, which widens every correctly
+   signed margin, and the scan repeated.
+3. :math:`z_j = 1` exactly where the margin constraint holds; the slack is
+   :math:`\xi_i = \max(0, 1 - y_i(w^\top\phi_i + b))`.
+4. Polishing (beyond the paper): with the anchor points of step 3 fixed, the
+   CSVM is an SVM on I in which those anchor points must meet their margin.
+   An SVM on I plus those points with a large weight approximates it; its
+   direction goes through steps 2 and 3 again, and the best point found is
+   kept. This usually halves the gap between the start and the optimum, which
+   tightens every bound derived from it.
+
+The result is a feasible point of the CSVM and its objective an upper bound
+on the optimum, which :mod:`csvm_stats.problem` uses to tighten the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.svm import SVC
+
+from csvm_stats.problem import RateRequirement
+
+SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
+MARGIN_TOL = 1e-9
+POLISH_ROUNDS = 3
+ANCHOR_WEIGHT = 100.0  # weight of a kept anchor point relative to C in the polishing SVM
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A feasible CSVM point: direction, intercept, anchor indicators and objective."""
+
+    w: np.ndarray
+    b: float
+    z: np.ndarray
+    xi: np.ndarray
+    objective: float
+
+
+def plain_svm(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float]:
+    """The SVM ``min w'w + C sum s_i xi_i`` on feature rows (libsvm with ``C/2``)."""
+    svc = SVC(kernel="precomputed", C=C / 2.0, tol=1e-6)
+    gram = phi @ phi.T
+    svc.fit(gram, y, sample_weight=weight)
+    w = svc.dual_coef_[0] @ phi[svc.support_]
+    b = float(svc.intercept_[0])
+    if svc.classes_[1] != 1:  # libsvm's sign convention follows classes_ order
+        w, b = -w, -b
+    return w, b
+
+
+def _objective_for_intercepts(
+    scores_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray, ww: float, b: np.ndarray
+) -> np.ndarray:
+    """CSVM objective ``w'w + C sum s_i max(0, 1 - y_i(s_i + b))`` for each candidate b."""
+    out = np.empty(b.shape[0])
+    for start in range(0, b.shape[0], 512):
+        bb = b[start : start + 512]
+        hinge = np.maximum(0.0, 1.0 - y_train[None, :] * (scores_train[None, :] + bb[:, None]))
+        out[start : start + 512] = ww + C * hinge @ weight
+    return out
+
+
+def _feasible_intercepts(
+    scores_anchor: np.ndarray, y_anchor: np.ndarray, requirements: Sequence[RateRequirement], candidates: np.ndarray
+) -> np.ndarray:
+    """Boolean mask of candidate intercepts meeting every requirement."""
+    ok = np.ones(candidates.shape[0], dtype=bool)
+    for req in requirements:
+        ys, ss = y_anchor[req.members], scores_anchor[req.members]
+        # count of members with y (s + b) >= 1 for each candidate b
+        met = (ys[None, :] * (ss[None, :] + candidates[:, None]) >= 1.0 - MARGIN_TOL).sum(axis=1)
+        ok &= met >= req.count
+    return ok
+
+
+def _best_shift(
+    w0: np.ndarray,
+    b0: float,
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    C: float,
+    weight: np.ndarray,
+    requirements: Sequence[RateRequirement],
+) -> WarmStart | None:
+    """Steps 2 and 3: the best scaled and shifted version of direction ``w0``."""
+    best: WarmStart | None = None
+    for factor in SCALE_FACTORS:
+        w = factor * w0
+        s_train, s_anchor = phi_train @ w, phi_anchor @ w
+        candidates = np.unique(np.r_[factor * b0, y_anchor - s_anchor, y_train - s_train])
+        feasible = _feasible_intercepts(s_anchor, y_anchor, requirements, candidates)
+        if not feasible.any():
+            continue
+        cand = candidates[feasible]
+        obj = _objective_for_intercepts(s_train, y_train, C, weight, float(w @ w), cand)
+        k = int(np.argmin(obj))
+        if best is None or obj[k] < best.objective:
+            b = float(cand[k])
+            z = (y_anchor * (s_anchor + b) >= 1.0 - MARGIN_TOL).astype(float)
+            xi = np.maximum(0.0, 1.0 - y_train * (s_train + b))
+            best = WarmStart(w, b, z, xi, float(obj[k]))
+        if not requirements:  # scaling only helps to meet requirements
+            break
+    return best
+
+
+def shifted_intercept_start(
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    weight: np.ndarray,
+    requirements: Sequence[RateRequirement],
+) -> WarmStart | None:
+    """The paper's warm start, polished; ``None`` when no scaled, shifted SVM meets the requirements."""
+    args = (phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
+    phi = np.vstack([phi_train, phi_anchor])
+    y = np.r_[y_train, y_anchor]
+    best = _best_shift(*plain_svm(phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])]), *args)
+    if best is None or not requirements:
+        return best
+    for _ in range(POLISH_ROUNDS):
+        kept = best.z > 0.5
+        phi_k = np.vstack([phi_train, phi_anchor[kept]])
+        y_k = np.r_[y_train, y_anchor[kept]]
+        w_k = np.r_[weight, np.full(int(kept.sum()), ANCHOR_WEIGHT)]
+        candidate = _best_shift(*plain_svm(phi_k, y_k, C, w_k), *args)
+        if candidate is None or candidate.objective >= best.objective * (1 - 1e-6):
+            break
+        best = candidate
+    return best

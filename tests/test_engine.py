@@ -1,0 +1,237 @@
+"""The CSVM engine: exactness against scikit-learn, backends, formulations, errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from csvm_stats import solvers
+from csvm_stats.engine import fit_csvm
+from csvm_stats.exceptions import (
+    DataError,
+    InfeasibleConstraintsError,
+    LicenseLimitError,
+    NoSolutionError,
+)
+from csvm_stats.kernels import factorise, resolve_kernel
+from csvm_stats.problem import build_partial_dual, build_primal, rate_requirements
+from csvm_stats.solvers import SolverFallbackWarning, SolverOptions, Status
+from csvm_stats.warmstart import shifted_intercept_start
+
+TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=120)
+needs_gurobi = pytest.mark.skipif(not solvers.gurobi_usable(), reason="gurobipy is not installed or has no licence")
+
+
+def split(n: int, n_train: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.random.default_rng(seed).permutation(n)
+    return idx[:n_train], idx[n_train:]
+
+
+def small_problem(wisconsin, n_train=60, n_anchor=50, p=8, seed=1):
+    X, y = wisconsin
+    idx = np.random.default_rng(seed).permutation(len(y))
+    I, J = idx[:n_train], idx[n_train : n_train + n_anchor]
+    return X[I, :p], y[I], X[J, :p], y[J]
+
+
+def anchor_count_met(fit, X_j, y_j, kind):
+    margin = y_j * fit.decision_function(X_j)
+    members = {"tpr": y_j > 0, "tnr": y_j < 0, "acc": np.ones_like(y_j, bool)}[kind]
+    return int((margin[members] >= 1 - 1e-6).sum()), int((margin[members] > 0).sum())
+
+
+def test_no_anchor_no_constraint_equals_sklearn_svc_with_half_C(wisconsin):
+    X, y = wisconsin
+    fit = fit_csvm(X, y, X[:0], y[:0], C=1.0, solver="scip", options=TIGHT)
+    svc = SVC(kernel="linear", C=0.5, tol=1e-12).fit(X, y)
+    assert fit.record.status is Status.OPTIMAL
+    # libsvm stops a little short of the optimum (objective 30.16906137 against
+    # our 30.16905770), which moves its decision values by up to 1.4e-4 on the
+    # points farthest from the hyperplane (|f| ~ 25): hence rtol as well.
+    svc_objective = svc.coef_[0] @ svc.coef_[0] + np.maximum(0, 1 - y * svc.decision_function(X)).sum()
+    assert fit.objective <= svc_objective + 1e-9
+    np.testing.assert_allclose(fit.decision_function(X), svc.decision_function(X), atol=1e-4, rtol=1e-5)
+
+
+@needs_gurobi
+def test_gurobi_outer_approximation_equals_sklearn_svc(wisconsin):
+    X, y = wisconsin
+    fit = fit_csvm(X, y, X[:0], y[:0], C=2.0, solver="gurobi-oa", options=TIGHT)
+    svc = SVC(kernel="linear", C=1.0, tol=1e-12).fit(X, y)
+    assert "outer approximation" in fit.record.formulation
+    np.testing.assert_allclose(fit.decision_function(X), svc.decision_function(X), atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["tpr", "tnr", "acc"])
+def test_rate_constraints_hold_exactly_on_anchor(wisconsin, kind):
+    X, y = wisconsin
+    I, J = split(len(y), 285, seed=3)
+    size = {"tpr": (y[J] > 0).sum(), "tnr": (y[J] < 0).sum(), "acc": len(J)}[kind]
+    k = int(np.ceil((0.95 if kind == "acc" else 0.99) * size))
+    fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, min_counts={kind: k}, solver="scip")
+    with_margin, correct = anchor_count_met(fit, X[J], y[J], kind)
+    assert with_margin >= k and correct >= k
+    assert fit.objective <= fit.warm_start_objective + 1e-6
+
+
+@needs_gurobi
+@pytest.mark.parametrize("kind", ["tpr", "tnr"])
+def test_scip_and_gurobi_agree_on_small_problems(wisconsin, kind):
+    Xi, yi, Xj, yj = small_problem(wisconsin)
+    size = (yj > 0).sum() if kind == "tpr" else (yj < 0).sum()
+    counts = {kind: int(size)}  # every anchor point of the class
+    objectives = {}
+    for solver in ("scip", "gurobi-miqp", "gurobi-oa"):
+        fit = fit_csvm(Xi, yi, Xj, yj, C=1.0, min_counts=counts, solver=solver, options=TIGHT)
+        assert fit.record.status is Status.OPTIMAL
+        assert anchor_count_met(fit, Xj, yj, kind)[0] >= counts[kind]
+        objectives[solver] = fit.objective
+    ref = objectives["scip"]
+    for solver, value in objectives.items():
+        assert abs(value - ref) <= 1e-5 * abs(ref), objectives
+
+
+def solve_partial_dual(Xi, yi, Xj, yj, kernel, counts, big_m, solver):
+    """Reference: the paper's partial dual; returns (objective, decision function)."""
+    R = np.vstack([Xi, Xj])
+    problem = build_partial_dual(
+        kernel(R, R), yi, yj, C=1.0, min_counts=counts, big_m=big_m, sample_weight=np.ones(len(yi))
+    )
+    sol = solvers.solve(problem, solver, TIGHT)
+    assert sol.record.status is Status.OPTIMAL
+    b = problem.blocks
+    a = np.r_[sol.x[b["lambda"]], sol.x[b["mu"]]] * np.r_[yi, yj]
+    beta = sol.x[b["beta"]][0]
+    return sol.record.objective, lambda X: kernel(X, R) @ a + beta
+
+
+@pytest.mark.parametrize("solver", ["scip", pytest.param("gurobi-miqp", marks=needs_gurobi)])
+def test_feature_map_and_partial_dual_agree_on_small_rbf_problem(wisconsin, solver):
+    Xi, yi, Xj, yj = small_problem(wisconsin, n_train=30, n_anchor=20, p=5, seed=4)
+    counts = {"tpr": int((yj > 0).sum())}
+    kernel = resolve_kernel("rbf", np.vstack([Xi, Xj]), gamma=0.2)
+    fit = fit_csvm(Xi, yi, Xj, yj, C=1.0, kernel=kernel, min_counts=counts, big_m=1000.0, solver=solver, options=TIGHT)
+    objective, dual_decision = solve_partial_dual(Xi, yi, Xj, yj, kernel, counts, 1000.0, solver)
+    assert fit.objective == pytest.approx(objective, rel=1e-5)
+    X_new = wisconsin[0][:40, :5]
+    np.testing.assert_allclose(fit.decision_function(X_new), dual_decision(X_new), atol=1e-3)
+
+
+def test_rbf_kernel_meets_constraints_on_both_classes(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, n_train=80, n_anchor=60, p=10, seed=5)
+    counts = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum())}
+    fit = fit_csvm(Xi, yi, Xj, yj, C=1.0, kernel="rbf", min_counts=counts, solver="scip")
+    assert fit.feature_map.exact and fit.feature_map.rank == 140
+    assert np.all(yj * fit.decision_function(Xj) >= 1 - 1e-6)
+
+
+def test_truncated_rank_is_flagged_as_approximation(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=6)
+    fit = fit_csvm(Xi, yi, Xj, yj, kernel="rbf", rank=20, solver="scip")
+    assert not fit.feature_map.exact and fit.feature_map.rank == 20
+    assert fit.feature_map.numerical_rank > 20
+
+
+def test_exact_big_m_equals_paper_big_m_when_not_binding(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=7)
+    counts = {"tpr": int((yj > 0).sum()) - 1}
+    paper = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=100.0, solver="scip", options=TIGHT)
+    exact = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=None, solver="scip", options=TIGHT)
+    exact_cold = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=None, warm_start=False, solver="scip", options=TIGHT)
+    assert paper.objective == pytest.approx(exact.objective, rel=1e-6)
+    assert exact_cold.objective == pytest.approx(exact.objective, rel=1e-6)
+    assert np.all(np.isfinite(exact.big_m)) and np.all(exact.big_m < 100.0)
+
+
+def test_warm_start_is_feasible_and_bounds_are_valid(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=8)
+    counts = {"tnr": int((yj < 0).sum())}
+    w = np.ones(len(yi))
+    start = shifted_intercept_start(Xi, yi, Xj, yj, C=1.0, weight=w, requirements=rate_requirements(yj, counts))
+    x0 = np.r_[start.w, start.b, start.xi, start.z]
+    problem = build_primal(Xi, yi, Xj, yj, C=1.0, min_counts=counts, big_m=None, sample_weight=w, start=x0, upper=start.objective)
+    assert problem.miqp.max_violation(x0) <= 1e-9
+    assert problem.miqp.objective(x0) == pytest.approx(start.objective)
+    optimum = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=None, solver="scip", options=TIGHT)
+    loose = build_primal(Xi, yi, Xj, yj, C=1.0, min_counts=counts, big_m=1e6, sample_weight=w)
+    x_opt = np.r_[optimum.coef, optimum.intercept, np.maximum(0, 1 - yi * optimum.decision_function(Xi)), optimum.z]
+    assert loose.miqp.max_violation(x_opt) <= 1e-5
+    assert problem.miqp.max_violation(x_opt) <= 1e-5  # the tightened model keeps the optimum
+
+
+def test_sample_weight_equals_duplicated_rows(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=9)
+    w = np.random.default_rng(0).integers(1, 4, size=len(yi)).astype(float)
+    weighted = fit_csvm(Xi, yi, Xj, yj, sample_weight=w, min_counts={"tpr": 20}, solver="scip", options=TIGHT)
+    rep = np.repeat(np.arange(len(yi)), w.astype(int))
+    dup = fit_csvm(Xi[rep], yi[rep], Xj, yj, min_counts={"tpr": 20}, solver="scip", options=TIGHT)
+    assert weighted.objective == pytest.approx(dup.objective, rel=1e-6)
+
+
+def test_auto_falls_back_to_scip_with_a_warning(wisconsin, monkeypatch):
+    def refuse(self, problem, options):
+        raise LicenseLimitError("the Gurobi licence cannot take this model")
+
+    monkeypatch.setattr(solvers, "gurobi_usable", lambda: True)
+    monkeypatch.setattr(solvers.GurobiBackend, "solve", refuse)
+    monkeypatch.setattr(solvers, "_size_limited_licence", [])
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
+    with pytest.warns(SolverFallbackWarning, match="Falling back to SCIP"):
+        fit = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, solver="auto")
+    assert fit.record.backend == "scip"
+
+
+@needs_gurobi
+def test_gurobi_licence_limit_is_reported(wisconsin):
+    X, y = wisconsin
+    with pytest.raises(LicenseLimitError, match="licence"):
+        fit_csvm(X, y, X[:0], y[:0], solver="gurobi-miqp")
+
+
+def test_infeasible_constraints_on_both_classes_name_the_constraints(wisconsin):
+    X, y = wisconsin
+    I, J = split(len(y), 200, seed=11)
+    counts = {"tpr": int((y[J] > 0).sum()), "tnr": int((y[J] < 0).sum())}
+    with pytest.raises(InfeasibleConstraintsError, match="true positive rate.*true negative rate"):
+        fit_csvm(X[I, :2], y[I], X[J, :2], y[J], min_counts=counts, solver="scip")
+
+
+def test_time_limit_without_incumbent_is_reported(wisconsin):
+    X, y = wisconsin
+    I, J = split(len(y), 285, seed=12)
+    counts = {"tpr": int((y[J] > 0).sum())}
+    with pytest.raises(NoSolutionError, match="without finding a solution"):
+        fit_csvm(X[I], y[I], X[J], y[J], min_counts=counts, warm_start=False, solver="scip",
+                 options=SolverOptions(time_limit=0.0))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda Xi, yi, Xj, yj: (Xi, np.ones_like(yi), Xj, yj), "only one class"),
+        (lambda Xi, yi, Xj, yj: (Xi, np.where(yi > 0, 2.0, 0.0), Xj, yj), "coded -1/\\+1"),
+        (lambda Xi, yi, Xj, yj: (np.where(np.arange(Xi.size).reshape(Xi.shape) == 7, np.nan, Xi), yi, Xj, yj), "NaN"),
+        (lambda Xi, yi, Xj, yj: (Xi, yi, Xj[yj < 0], yj[yj < 0]), "no positive points"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(wisconsin, mutate, message):
+    Xi, yi, Xj, yj = mutate(*small_problem(wisconsin, seed=13))
+    with pytest.raises(DataError, match=message):
+        fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 1}, solver="scip")
+
+
+def test_kernel_feature_map_reproduces_gram_and_new_points(wisconsin):
+    X = wisconsin[0][:60, :6]
+    for name in ("rbf", "poly"):
+        kernel = resolve_kernel(name, X)
+        fmap, phi = factorise(kernel, X)
+        np.testing.assert_allclose(phi @ phi.T, kernel(X, X), atol=1e-8)
+        X_new = wisconsin[0][100:110, :6]
+        np.testing.assert_allclose(fmap.transform(X_new) @ phi.T, kernel(X_new, X), atol=1e-6)
+    custom = resolve_kernel(lambda A, B: (A @ B.T + 1.0) ** 2, X)
+    assert custom.describe().startswith("callable")
+    with pytest.raises(DataError, match="kernel must be one of"):
+        resolve_kernel("sigmoidal", X)
