@@ -1,10 +1,12 @@
 """Validity study: do the confidence statements about a fitted CSVM hold?
 
-Two Gaussian classes (:class:`csvm_stats.simulation.GaussianClasses`, d = 2,
-means 2 apart) give the true TPR of any hyperplane in closed form. In every
-repetition we draw n points, fit ``CSVM(tpr_min=p0, alpha, bound)`` with the
-default split (train/anchor/held-out = 0.5/0.25/0.25) and check each
-statement against the truth:
+Two Gaussian classes (:class:`csvm_stats.simulation.GaussianClasses`, means
+2 apart along the first axis, d = 2 or d = 30 dimensions of which 29 are
+noise) give the true TPR of any hyperplane in closed form. In every
+repetition we draw n points (half positive), fit
+``CSVM(tpr_min=p0, alpha, bound)`` with the default split
+(train/anchor/held-out = 0.5/0.25/0.25) and check each statement against the
+truth:
 
 * ``paper``: the paper's statement "TPR > p0", justified by the margin on the
   anchor sample that the optimisation used;
@@ -39,24 +41,28 @@ from csvm_stats.certification import umbrella_intercept
 from csvm_stats.model import CSVM
 from csvm_stats.simulation import GaussianClasses
 
-POPULATION = GaussianClasses(dim=2, distance=2.0)
-#: (n, p0, alpha, bound)
-SETTINGS: list[tuple[int, float, float, str]] = [
-    (200, 0.8, 0.05, "none"),
-    (200, 0.8, 0.05, "binomial"),
-    (200, 0.8, 0.05, "hoeffding"),
-    (400, 0.8, 0.05, "none"),
-    (400, 0.8, 0.05, "binomial"),
-    (400, 0.8, 0.05, "hoeffding"),
-    (400, 0.9, 0.05, "binomial"),
-    (400, 0.8, 0.10, "binomial"),
+#: (n, dim, p0, alpha, bound)
+SETTINGS: list[tuple[int, int, float, float, str]] = [
+    (200, 2, 0.8, 0.05, "none"),
+    (200, 2, 0.8, 0.05, "binomial"),
+    (400, 2, 0.8, 0.05, "hoeffding"),
+    (400, 2, 0.9, 0.05, "binomial"),
+    (400, 2, 0.8, 0.10, "binomial"),
+    (200, 30, 0.8, 0.05, "none"),
+    (200, 30, 0.8, 0.05, "binomial"),
+    (200, 30, 0.8, 0.05, "hoeffding"),
+    (400, 30, 0.8, 0.05, "binomial"),
+    (400, 30, 0.9, 0.05, "binomial"),
 ]
 STATEMENTS = ("paper", "anchor CP", "held-out CP", "guarantee")
 
 
-def one_repetition(n: int, p0: float, alpha: float, bound: str, seed: int, solver: str = "auto") -> dict[str, float]:
+def one_repetition(
+    n: int, dim: int, p0: float, alpha: float, bound: str, seed: int, solver: str = "auto"
+) -> dict[str, float]:
     """Fit once and return, for each statement, whether it failed (true TPR below the claim)."""
-    X, y = POPULATION.sample(n, np.random.default_rng(seed))
+    population = GaussianClasses(dim=dim, distance=2.0)
+    X, y = population.sample(n, np.random.default_rng(seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CappedTargetWarning)
         res = CSVM(y, X, tpr_min=p0, alpha=alpha, bound=bound).fit(
@@ -64,17 +70,17 @@ def one_repetition(n: int, p0: float, alpha: float, bound: str, seed: int, solve
         )
     row = res.rates.loc["tpr"]
     w, b = res.params.to_numpy()[:-1], float(res.params.iloc[-1])
-    true_tpr = POPULATION.true_rates(w, b)["tpr"]
+    true_tpr = population.true_rates(w, b)["tpr"]
 
     holdout = res.split.holdout
     scores = res.decision_function().to_numpy()[holdout] - res.intercept
     umbrella = umbrella_intercept(scores, y[holdout], "tpr", p0, alpha)
     w_g, b_g = res.scaler.to_original(res.engine_fit.coef, umbrella.intercept)
-    guaranteed = POPULATION.true_rates(w_g, b_g)
+    guaranteed = population.true_rates(w_g, b_g)
     anchor_lower = clopper_pearson_lower(int(row["anchor_correct"]), int(row["anchor_n"]), alpha)
     return {
         "true_tpr": true_tpr,
-        "true_tnr": POPULATION.true_rates(w, b)["tnr"],
+        "true_tnr": population.true_rates(w, b)["tnr"],
         "anchor_met": bool(row["met"]),
         "fail_paper": true_tpr < p0,
         "fail_anchor CP": true_tpr < anchor_lower,
@@ -89,10 +95,10 @@ def one_repetition(n: int, p0: float, alpha: float, bound: str, seed: int, solve
 def run(reps: int, n_jobs: int, seed0: int = 20261130) -> pd.DataFrame:
     """All settings; one row per (setting, statement)."""
     rows = []
-    for n, p0, alpha, bound in SETTINGS:
+    for n, dim, p0, alpha, bound in SETTINGS:
         start = time.perf_counter()
         out = Parallel(n_jobs=n_jobs)(
-            delayed(one_repetition)(n, p0, alpha, bound, seed0 + k) for k in range(reps)
+            delayed(one_repetition)(n, dim, p0, alpha, bound, seed0 + k) for k in range(reps)
         )
         frame = pd.DataFrame(out)
         limit = int(binom.ppf(0.99, reps, alpha))
@@ -100,7 +106,7 @@ def run(reps: int, n_jobs: int, seed0: int = 20261130) -> pd.DataFrame:
             fails = int(frame[f"fail_{name}"].sum())
             rows.append(
                 {
-                    "n": n, "p0": p0, "alpha": alpha, "bound": bound, "statement": name, "reps": reps,
+                    "n": n, "dim": dim, "p0": p0, "alpha": alpha, "bound": bound, "statement": name, "reps": reps,
                     "failures": fails, "failure_rate": fails / reps, "limit_99": limit,
                     "valid": fails <= limit,
                     "mean_true_tpr": frame["true_tpr_guarantee" if name == "guarantee" else "true_tpr"].mean(),
@@ -109,17 +115,17 @@ def run(reps: int, n_jobs: int, seed0: int = 20261130) -> pd.DataFrame:
                     "optimal_share": frame["optimal"].mean(),
                 }
             )
-        print(f"n={n} p0={p0} alpha={alpha} bound={bound}: {reps} fits in {time.perf_counter() - start:.0f} s", flush=True)
+        print(f"n={n} dim={dim} p0={p0} alpha={alpha} bound={bound}: {reps} fits in {time.perf_counter() - start:.0f} s", flush=True)
     return pd.DataFrame(rows)
 
 
 def to_markdown(table: pd.DataFrame) -> str:
     """The table as Markdown, failure rates next to the alpha they must not exceed."""
-    header = "| n | p0 | alpha | bound | statement | failures / reps | failure rate | 99% limit | valid | mean true TPR | mean true TNR |"
-    lines = [header, "|" + "---|" * 11]
+    header = "| n | dim | p0 | alpha | bound | statement | failures / reps | failure rate | 99% limit | valid | mean true TPR | mean true TNR |"
+    lines = [header, "|" + "---|" * 12]
     for r in table.itertuples(index=False):
         lines.append(
-            f"| {r.n} | {r.p0:g} | {r.alpha:g} | {r.bound} | {r.statement} | {r.failures} / {r.reps} | "
+            f"| {r.n} | {r.dim} | {r.p0:g} | {r.alpha:g} | {r.bound} | {r.statement} | {r.failures} / {r.reps} | "
             f"{r.failure_rate:.3f} | {r.limit_99 / r.reps:.3f} | {'yes' if r.valid else '**no**'} | "
             f"{r.mean_true_tpr:.3f} | {r.mean_true_tnr:.3f} |"
         )

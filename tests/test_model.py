@@ -257,3 +257,11 @@ def test_rbf_kernel_results(frame):
     assert res.support["exact feature map"]
     text = res.summary(timing=False).as_text()
     assert "Kernel solution" in text and "rbf(gamma=" in text
+
+
+def test_truncated_kernel_rank_is_reported(frame):
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="none", kernel="rbf", rank=5)
+    res = model.fit(random_state=0, **FAST)
+    assert not res.support["exact feature map"] and res.support["feature-map rank"] == 5
+    assert any("truncated to rank 5" in w for w in res.warnings)
+    assert "truncated to rank 5" in res.summary(timing=False).as_text()
