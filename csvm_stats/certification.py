@@ -28,10 +28,9 @@ import numpy as np
 
 from csvm_stats.bounds import clopper_pearson_lower, order_statistic_rank
 from csvm_stats.exceptions import DataError
+from csvm_stats.problem import RATE_KINDS as RATES
+from csvm_stats.problem import RATE_NAMES as RATE_LABELS
 
-#: The rates that can be constrained, in reporting order.
-RATES: tuple[str, ...] = ("tpr", "tnr", "acc")
-RATE_LABELS = {"tpr": "true positive rate", "tnr": "true negative rate", "acc": "accuracy"}
 RATE_UNITS = {"tpr": "positives", "tnr": "negatives", "acc": "points"}
 _RATE_CLASS = {"tpr": 1.0, "tnr": -1.0}
 
