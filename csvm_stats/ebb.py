@@ -103,6 +103,11 @@ class EBB(ClassifierMixin, BaseEstimator):
     progress : show a tqdm bar; None shows it when stderr is a terminal.
     solver, time_limit : CSVM backend and per-fit time limit in seconds (CEBB2).
 
+    Cost: EBB and CEBB1 fit ``n_bootstrap x n_theta`` SVMs (5,500 for the
+    paper's setting, seconds on Wisconsin). CEBB2 solves up to as many mixed
+    integer programs, each up to ``time_limit`` seconds, skipping those the
+    plain SVM already settles; use a small ``n_bootstrap`` and grid for it.
+
     Attributes
     ----------
     classes_ : the two labels; ``classes_[1]`` is the positive class.
