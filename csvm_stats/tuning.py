@@ -246,30 +246,39 @@ class Grid:
 
 @dataclass(frozen=True)
 class RateRequirement:
-    """One constrained rate: a fixed ``minimum`` or the tuned SVM's rate ``+ above_svm`` (capped at 1)."""
+    """One constrained rate: a fixed ``minimum``, or ``min(at_most, rate0 + above_svm)``.
+
+    ``rate0`` is the tuned SVM's rate; ``at_most=1`` is the paper's cap. A
+    lower cap keeps a target that a finite held-out sample can certify
+    (``p0**n <= alpha`` needs n > log(alpha) / log(p0) class points).
+    """
 
     rate: Literal["tpr", "tnr"]
     minimum: float | None = None
     above_svm: float | None = None
+    at_most: float = 1.0
 
     def __post_init__(self) -> None:
         if self.rate not in ("tpr", "tnr"):
             raise DataError(f"rate must be 'tpr' or 'tnr', got {self.rate!r}.")
         if (self.minimum is None) == (self.above_svm is None):
             raise DataError("give exactly one of minimum= (a fixed target) and above_svm= (an improvement).")
+        if not 0.0 < self.at_most <= 1.0:
+            raise DataError(f"at_most must lie in (0, 1], got {self.at_most!r}.")
 
     def target(self, svm: Rates) -> float:
         """p0 for this fold, given the tuned SVM's inner cross-validated rates."""
         if self.minimum is not None:
             return float(self.minimum)
-        return min(1.0, svm.rate(self.rate) + float(self.above_svm))
+        return min(self.at_most, svm.rate(self.rate) + float(self.above_svm))
 
     @property
     def label(self) -> str:
         name = self.rate.upper()
         if self.minimum is not None:
             return f"{name} >= {self.minimum:g}"
-        return f"{name} >= {name}0 + {self.above_svm:g}"
+        improved = f"{name}0 + {self.above_svm:g}"
+        return f"{name} >= {improved}" if self.at_most == 1.0 else f"{name} >= min({self.at_most:g}, {improved})"
 
 
 @dataclass(frozen=True)

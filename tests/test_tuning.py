@@ -69,6 +69,8 @@ def test_requirement_targets_and_labels():
     assert RateRequirement("tnr", above_svm=0.025).target(svm) == pytest.approx(0.855)
     assert RateRequirement("tnr", minimum=0.65).target(svm) == 0.65
     assert improve.label == "TPR >= TPR0 + 0.025"
+    lower_cap = RateRequirement("tpr", above_svm=0.025, at_most=0.9)
+    assert lower_cap.target(svm) == 0.9 and lower_cap.label == "TPR >= min(0.9, TPR0 + 0.025)"
     with pytest.raises(DataError, match="exactly one"):
         RateRequirement("tnr", minimum=0.6, above_svm=0.01)
     with pytest.raises(DataError, match="'tpr' or 'tnr'"):
