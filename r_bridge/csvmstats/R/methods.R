@@ -80,7 +80,7 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   solver <- x$solver
   cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
       ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
-      ", gap ", format(solver$gap, digits = 3L), "\n", sep = "")
+      ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
 
   cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")

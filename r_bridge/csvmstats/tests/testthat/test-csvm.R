@@ -22,7 +22,8 @@ test_that("print and summary print from R vectors", {
   expect_output(print(s), "Confidence statements")
   expect_output(print(s), "TPR: With 95% confidence")
   expect_output(print(s), "sitesouth")
-  expect_identical(print(fit), fit)
+  expect_output(returned <- print(fit))
+  expect_identical(returned, fit)
 })
 
 test_that("predict handles new data with factor levels, missing rows and all types", {
