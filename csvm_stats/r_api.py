@@ -9,8 +9,10 @@ into ``TRUE``), so this module only sees complete numeric data.
 
 Three calls, stable within :data:`API_VERSION`:
 
-* :func:`fit` -> a :class:`~csvm_stats.results.CSVMResults` (kept by R as an
-  opaque handle, used only for prediction);
+* :func:`fit` -> ``{"results": CSVMResults, "warnings": [...]}``: the
+  results are kept by R as an opaque handle (used only for prediction), the
+  Python warnings raised while fitting are handed over as strings so that R
+  can re-issue them as R warnings;
 * :func:`export` -> the fitted model as plain values (coefficients,
   intercept, rate table columns, confidence statements, summary text,
   solver record), copied into R vectors at fit time;
@@ -23,6 +25,7 @@ value does not survive the crossing; R turns them back into logicals.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -97,14 +100,15 @@ def fit(
     labels: Sequence[str] | str,
     positive: str,
     options: dict[str, Any] | None = None,
-) -> CSVMResults:
+) -> dict[str, Any]:
     """Fit a CSVM on a numeric design and string labels.
 
     ``x`` is the (n, p) design without an intercept column; ``labels`` the n
     class labels (two distinct strings); ``positive`` the label of the
     positive class. ``options`` holds keyword arguments of ``CSVM`` and of
     ``CSVM.fit`` (names in :data:`MODEL_OPTIONS` and :data:`FIT_OPTIONS`);
-    an unknown name is an error, never ignored.
+    an unknown name is an error, never ignored. Returns the results under
+    ``"results"`` and the messages of the warnings raised under ``"warnings"``.
     """
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
@@ -114,8 +118,12 @@ def fit(
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name="y", dtype=object)
-    model = CSVM(endog, exog, positive=str(positive), **model_kwargs)
-    return model.fit(**fit_kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CSVM(endog, exog, positive=str(positive), **model_kwargs)
+        results = model.fit(**fit_kwargs)
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    return {"results": results, "warnings": _string_array(messages)}
 
 
 def export(results: CSVMResults) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def vector_node(array: np.ndarray) -> RNode:
         values = array.astype(np.float64)
         return atomic(RType.DOUBLE, values, np.isnan(values))
     if array.dtype.kind in "UO":
-        items = [None if item is None or item is pd.NA else str(item) for item in array.tolist()]
+        items = [None if _is_missing(item) else str(item) for item in array.tolist()]
         return strings(items)
     raise DataError(f"cannot send numpy dtype {array.dtype} to R")
 
@@ -69,6 +69,10 @@ def series_node(series: pd.Series) -> RNode:
     if pd.api.types.is_string_dtype(series.dtype) or series.dtype == object:
         return strings([None if gone else str(item) for item, gone in zip(series.to_numpy(dtype=object), missing)])
     return vector_node(series.to_numpy())
+
+
+def _is_missing(item: Any) -> bool:
+    return item is None or item is pd.NA or (isinstance(item, float) and np.isnan(item))
 
 
 def data_frame_node(frame: pd.DataFrame) -> RNode:

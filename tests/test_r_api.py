@@ -25,7 +25,7 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def results(data):
     x, labels = data
-    return r_api.fit(x, NAMES, labels, "yes", dict(OPTIONS))
+    return r_api.fit(x, NAMES, labels, "yes", dict(OPTIONS))["results"]
 
 
 @pytest.fixture(scope="module")
@@ -126,5 +126,15 @@ def test_shapes_and_labels_are_checked(data):
 
 def test_a_single_column_arrives_as_a_bare_string(data):
     x, labels = data
-    one = r_api.fit(x[:, 0], "u", labels, "yes", {"random_state": 1, "time_limit": 20.0})
+    one = r_api.fit(x[:, 0], "u", labels, "yes", {"random_state": 1, "time_limit": 20.0})["results"]
     assert list(r_api.export(one)["coef_names"]) == ["u"]
+
+
+def test_python_warnings_are_handed_over_as_strings(data):
+    x, labels = data
+    out = r_api.fit(x, NAMES, labels, "yes", {"tpr_min": 0.95, "bound": "hoeffding", "random_state": 1,
+                                               "time_limit": 20.0})
+    assert isinstance(out["warnings"], np.ndarray) and out["warnings"].dtype.kind == "U"
+    assert any("capped at 1" in message for message in out["warnings"])
+    quiet = r_api.fit(x, NAMES, labels, "yes", {"random_state": 1, "time_limit": 20.0})
+    assert quiet["warnings"].size == 0

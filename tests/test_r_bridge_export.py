@@ -19,7 +19,8 @@ def results():
     rng = np.random.default_rng(11)
     x = rng.normal(size=(160, 2))
     labels = np.where(x[:, 0] + 0.5 * rng.normal(size=160) > 0, "pos", "neg")
-    return r_api.fit(x, ["a", "b"], labels, "pos", {"tpr_min": 0.8, "bound": "binomial", "random_state": 2, "time_limit": 20.0})
+    options = {"tpr_min": 0.8, "bound": "binomial", "random_state": 2, "time_limit": 20.0}
+    return r_api.fit(x, ["a", "b"], labels, "pos", options)["results"]
 
 
 def test_fit_node_is_a_classed_list_with_a_rate_data_frame(results):

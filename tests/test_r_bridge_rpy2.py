@@ -133,8 +133,8 @@ def results():
     rng = np.random.default_rng(5)
     x = rng.normal(size=(160, 2))
     labels = np.where(x[:, 1] + 0.5 * rng.normal(size=160) > 0, "pos", "neg")
-    return r_api.fit(x, ["a", "b"], labels, "pos", {"tpr_min": 0.8, "bound": "binomial", "random_state": 4,
-                                                   "time_limit": 20.0})
+    options = {"tpr_min": 0.8, "bound": "binomial", "random_state": 4, "time_limit": 20.0}
+    return r_api.fit(x, ["a", "b"], labels, "pos", options)["results"]
 
 
 def test_to_r_gives_a_csvm_fit_object_in_r(results):

@@ -30,7 +30,9 @@ csvm <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
   }
   options <- python_options(options)
   api <- csvm_api()
-  handle <- api$fit(x, colnames(x), as.character(response), positive, options)
+  fitted_python <- api$fit(x, colnames(x), as.character(response), positive, options)
+  handle <- fitted_python$results
+  for (message in as.character(fitted_python$warnings)) warning("csvm: ", message, call. = FALSE)
   fields <- fit_fields(api$export(handle))
   fitted <- api$predict(handle, x, c("decision", "class"))
   object <- c(fields, list(

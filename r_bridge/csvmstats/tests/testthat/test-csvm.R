@@ -134,3 +134,12 @@ test_that("logical and numeric responses become two-level factors", {
   expect_equal(fit$positive, "TRUE")
   expect_equal(levels(predict(fit, d[1:3, ])), c("FALSE", "TRUE"))
 })
+
+test_that("Python warnings arrive as R warnings", {
+  skip_without_python()
+  expect_warning(
+    csvm(status ~ ., data = make_data(), tpr_min = 0.99, bound = "hoeffding", time_limit = 20,
+         random_state = 7L),
+    "capped at 1"
+  )
+})
