@@ -72,12 +72,13 @@ import math
 import sys
 import time
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
@@ -600,11 +601,13 @@ def nested_cv(
         delayed(_outer_fold)(k, frame, labels, train, test, tuple(specs), settings)
         for k, (train, test) in enumerate(splits)
     )
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")
     show = _interactive() if progress is None else progress
-    rows = [
-        row
-        for fold_rows in tqdm(parallel(tasks), total=len(splits), disable=not show, desc=f"{protocol} nested CV")
-        for row in fold_rows
-    ]
+    # parallel_config (not Parallel(backend=)) also registers external backends such as "dask"
+    with parallel_config(backend=backend) if backend else nullcontext():
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+        rows = [
+            row
+            for fold_rows in tqdm(parallel(tasks), total=len(splits), disable=not show, desc=f"{protocol} nested CV")
+            for row in fold_rows
+        ]
     return NestedCVResult(pd.DataFrame(rows), splits, protocol, time.perf_counter() - start)

@@ -189,3 +189,11 @@ def test_uncertifiable_guarantee_is_recorded_not_dropped(data):
     rows = run(data, specs=[spec]).folds.query("model == @spec.name")
     assert len(rows) == 3 and (rows["status"] == "failed").all() and rows["tpr"].isna().all()
     assert rows["message"].str.contains("held-out positives").all()
+
+
+def test_dask_backend_gives_the_same_folds(data):
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None):
+        via_dask = run(data, specs=[TNR_UP], n_jobs=2, backend="dask")
+    alone = run(data, specs=[TNR_UP])
+    pd.testing.assert_frame_equal(alone.folds.drop(columns="seconds"), via_dask.folds.drop(columns="seconds"))
