@@ -1,0 +1,273 @@
+r"""scikit-learn estimator for the constrained SVM: :class:`CSVMClassifier`.
+
+``CSVMClassifier(tpr_min=0.95).fit(X, y)`` follows scikit-learn's contract
+(``__init__`` stores the arguments, ``fit`` validates and returns ``self``,
+learned state ends in ``_``), so it works in ``Pipeline``, ``GridSearchCV``
+and ``cross_validate``. Internally it is the array core of
+:class:`csvm_stats.model.CSVM`: the rows of ``X`` are split (stratified,
+seeded by ``random_state``) into the training sample I, the anchor sample J on
+which the required rates are imposed, and an optional held-out sample H on
+which the fitted rule's rates are certified; the CSVM
+
+.. math::
+
+    \min\; w^\top w + C \sum_{i \in I} \xi_i \quad\text{s.t. the hinge
+    constraints on I and the required anchor counts on J}
+
+is solved by :func:`csvm_stats.engine.fit_csvm`. The full results, with the
+summary and the confidence statements, are kept as ``results_``.
+
+Conventions
+-----------
+* **Binary only.** ``classes_`` holds the two labels sorted; ``classes_[1]``
+  is the positive class (scikit-learn's convention, and R's second level):
+  ``tpr_min`` constrains the rate of ``classes_[1]`` and ``tnr_min`` that of
+  ``classes_[0]``. ``decision_function(X) >= 0`` predicts ``classes_[1]``.
+* **C** is the CSVM's: objective ``w'w + C sum(xi)``, i.e. ``SVC(C=C/2)``.
+  Without any rate constraint no anchor or held-out sample is drawn and the
+  fit is that SVM on all rows.
+* **Probabilities** are a separate bootstrap component
+  (:class:`csvm_stats.ebb.EBB`), fitted only when ``probability`` names a
+  variant; ``predict_proba`` exists only then. ``"ebb"`` is the plain
+  ensemble, ``"cebb1"`` moves its threshold to meet the one required class
+  rate, ``"cebb2"`` uses the CSVM inside the ensemble (slow: one mixed-integer
+  program per bootstrap sample and grid point). The probabilities come from the
+  ensemble, so ``argmax(predict_proba)`` may disagree with ``predict``, which
+  is the CSVM's rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from csvm_stats.exceptions import DataError
+
+PROBABILITY_VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
+
+
+def _probability_requested(estimator: CSVMClassifier) -> bool:
+    """``predict_proba`` is offered only when a bootstrap ensemble was requested."""
+    return estimator.probability is not False and estimator.probability is not None
+
+
+class CSVMClassifier(ClassifierMixin, BaseEstimator):
+    """Constrained SVM with required true positive / true negative rates or accuracy.
+
+    Parameters
+    ----------
+    tpr_min, tnr_min, acc_min : required rate of ``classes_[1]``, of
+        ``classes_[0]``, and accuracy on the anchor sample; ``None`` for none.
+    alpha : level of the margin added to the required rates and of the
+        held-out confidence statements.
+    bound : margin turning a required rate into a required anchor count:
+        ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
+    C, kernel, gamma, degree, coef0, rank, big_m : the CSVM (see
+        :class:`csvm_stats.model.CSVM`); ``kernel`` is "linear", "rbf", "poly"
+        or a callable returning the Gram matrix.
+    anchor_size, holdout_size : shares of the rows for the anchor and the
+        held-out sample when a rate is required (the rest trains); ignored,
+        and all rows train, when no rate is required.
+    standardize : centre and scale columns with the training and anchor rows.
+    solver, time_limit, mip_gap : backend ("auto", "scip", "gurobi"), the
+        per-fit time limit in seconds and the relative optimality gap.
+    probability : ``False`` (no ``predict_proba``), ``True`` or ``"ebb"``,
+        ``"cebb1"`` or ``"cebb2"``: fit that bootstrap ensemble as well.
+    n_bootstrap : B of the ensemble.
+    random_state : seeds the sample split, the solver and the bootstrap.
+
+    Attributes
+    ----------
+    classes_ : the two labels, sorted; ``classes_[1]`` is positive.
+    results_ : :class:`csvm_stats.results.CSVMResults` (``summary()``,
+        ``rates``, ``statements``, ``solver``).
+    coef_ : (1, p) coefficients on the original columns (linear kernel only).
+    intercept_ : (1,) intercept on the original columns (linear kernel only).
+    probability_estimator_ : the fitted :class:`csvm_stats.ebb.EBB` (after a
+        ``StandardScaler`` when ``standardize``), when probabilities were
+        requested. It is fitted on all rows with its own grid of C values.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    """
+
+    def __init__(
+        self,
+        *,
+        tpr_min=None,
+        tnr_min=None,
+        acc_min=None,
+        alpha=0.05,
+        bound="hoeffding",
+        C=1.0,
+        kernel="linear",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        rank=None,
+        big_m=100.0,
+        anchor_size=0.25,
+        holdout_size=0.25,
+        standardize=True,
+        solver="auto",
+        time_limit=60.0,
+        mip_gap=1e-4,
+        probability=False,
+        n_bootstrap=100,
+        random_state=None,
+    ):
+        self.tpr_min = tpr_min
+        self.tnr_min = tnr_min
+        self.acc_min = acc_min
+        self.alpha = alpha
+        self.bound = bound
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rank = rank
+        self.big_m = big_m
+        self.anchor_size = anchor_size
+        self.holdout_size = holdout_size
+        self.standardize = standardize
+        self.solver = solver
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.probability = probability
+        self.n_bootstrap = n_bootstrap
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    def _constrained(self) -> bool:
+        return any(v is not None for v in (self.tpr_min, self.tnr_min, self.acc_min))
+
+    def _fractions(self) -> tuple[float, float, float]:
+        if not self._constrained():
+            return (1.0, 0.0, 0.0)
+        anchor, holdout = float(self.anchor_size), float(self.holdout_size)
+        if not (0 < anchor < 1 and 0 <= holdout < 1 and anchor + holdout < 1):
+            raise DataError(
+                f"anchor_size ({self.anchor_size!r}) must be in (0, 1) and holdout_size ({self.holdout_size!r}) "
+                "in [0, 1), with room left for the training sample (their sum below 1)."
+            )
+        return (1.0 - anchor - holdout, anchor, holdout)
+
+    def _probability_variant(self) -> str | None:
+        if not _probability_requested(self):
+            return None
+        variant = "ebb" if self.probability is True else self.probability
+        if variant not in PROBABILITY_VARIANTS:
+            raise DataError(
+                f"probability must be False, True or one of {PROBABILITY_VARIANTS}, got {self.probability!r}."
+            )
+        return variant
+
+    def _seed(self) -> int | None:
+        if self.random_state is None or isinstance(self.random_state, (int, np.integer)):
+            return None if self.random_state is None else int(self.random_state)
+        if isinstance(self.random_state, np.random.RandomState):
+            return int(self.random_state.randint(0, 2**31 - 1))
+        raise DataError(f"random_state must be None, an int or a RandomState, got {self.random_state!r}.")
+
+    def fit(self, X, y):
+        """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``."""
+        from csvm_stats.model import CSVM
+
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size > 2:
+            raise DataError(
+                f"Only binary classification is supported: the CSVM is a two-class method and y has "
+                f"{classes.size} classes. Recode the response into two classes."
+            )
+        if classes.size < 2:
+            raise DataError(f"y has one class only ({classes.tolist()}); a classifier needs examples of both classes.")
+        variant = self._probability_variant()
+        self.classes_ = classes
+        positive = (y == classes[1]).astype(np.int8)
+        seed = self._seed()
+        model = CSVM(
+            positive,
+            X,
+            tpr_min=self.tpr_min,
+            tnr_min=self.tnr_min,
+            acc_min=self.acc_min,
+            alpha=self.alpha,
+            bound=self.bound,
+            kernel=self.kernel,
+            C=self.C,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            rank=self.rank,
+            big_m=self.big_m,
+            positive=1,
+            standardize=self.standardize,
+            fractions=self._fractions(),
+        )
+        self.results_ = model.fit(
+            solver=self.solver, time_limit=float(self.time_limit), mip_gap=float(self.mip_gap), random_state=seed
+        )
+        if self.results_.is_linear:
+            params = self.results_.params.to_numpy()
+            self.coef_, self.intercept_ = params[None, :-1], params[-1:]
+        if variant is not None:
+            self.probability_estimator_ = self._fit_probabilities(X, y, variant, seed)
+        return self
+
+    def _fit_probabilities(self, X: np.ndarray, y: np.ndarray, variant: str, seed: int | None):
+        from csvm_stats.ebb import EBB
+
+        rates = {"tpr_min": self.tpr_min, "tnr_min": self.tnr_min, "acc_min": self.acc_min} if variant != "ebb" else {}
+        kernel = self.kernel
+        gamma_grid = None
+        if kernel in ("rbf", "poly") and not isinstance(self.gamma, str):
+            gamma_grid = [float(self.gamma)]
+        ensemble = EBB(
+            kernel=kernel,
+            gamma_grid=gamma_grid,
+            n_bootstrap=int(self.n_bootstrap),
+            variant=variant,
+            alpha=self.alpha,
+            bound=self.bound,
+            random_state=seed,
+            solver=self.solver,
+            time_limit=float(self.time_limit),
+            **rates,
+        )
+        if self.standardize:
+            return make_pipeline(StandardScaler(), ensemble).fit(X, y)
+        return ensemble.fit(X, y)
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X) -> np.ndarray:
+        """f(x) = w'phi(x) + b on the standardised columns; ``classes_[1]`` where f(x) >= 0."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.results_.decision_function(X).to_numpy()
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[1]`` where the decision value is at least 0, else ``classes_[0]``."""
+        return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
+
+    @available_if(_probability_requested)
+    def predict_proba(self, X) -> np.ndarray:
+        """(n, 2) bootstrap-ensemble probabilities, columns in ``classes_`` order."""
+        check_is_fitted(self, "probability_estimator_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.probability_estimator_.predict_proba(X)
+
+    def summary(self):
+        """The fit's :class:`~csvm_stats.summary.Summary` (rates, statements, solver, coefficients)."""
+        check_is_fitted(self)
+        return self.results_.summary()

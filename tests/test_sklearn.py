@@ -1,0 +1,112 @@
+"""CSVMClassifier: scikit-learn's estimator checks and use in pipelines and searches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.sklearn import CSVMClassifier
+
+
+def _expected_failures(estimator: CSVMClassifier) -> dict[str, str]:
+    if estimator.probability:
+        return {
+            # The probabilities come from a separate bootstrap ensemble (EBB), as
+            # SVC's come from Platt scaling; predict is the CSVM's own rule, so
+            # argmax(predict_proba) and predict may differ on a few points.
+            "check_classifiers_train": "predict is the CSVM rule, predict_proba the bootstrap ensemble's",
+        }
+    return {}
+
+
+@parametrize_with_checks(
+    [
+        CSVMClassifier(),
+        CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0),
+        CSVMClassifier(probability=True, n_bootstrap=10, random_state=0),
+    ],
+    expected_failed_checks=_expected_failures,
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def small_wisconsin(wisconsin):
+    X, y = wisconsin
+    rng = np.random.default_rng(0)
+    rows = np.sort(rng.choice(X.shape[0], 240, replace=False))
+    labels = np.where(y[rows] > 0, "benign", "malignant")
+    return X[rows, :8], labels
+
+
+def test_without_constraints_matches_svc_with_half_c(wisconsin):
+    X, y = wisconsin
+    X = X[:200, :6]
+    y = y[:200]
+    # SCIP solves the QP to 1e-8; Gurobi's outer approximation stops near a 1e-5 gap.
+    ours = CSVMClassifier(C=2.0, standardize=False, solver="scip", mip_gap=1e-9, time_limit=30).fit(X, y)
+    svc = SVC(kernel="linear", C=1.0, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-3)
+    assert ours.results_.split.anchor.size == 0 and ours.results_.split.holdout.size == 0
+
+
+def test_positive_class_is_second_label_and_tpr_is_met_on_anchor(small_wisconsin):
+    X, labels = small_wisconsin
+    clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=1, time_limit=30).fit(X, labels)
+    assert list(clf.classes_) == ["benign", "malignant"]
+    rates = clf.results_.rates
+    assert rates.index.tolist() == ["tpr"]
+    assert bool(rates.loc["tpr", "met"])
+    anchor = clf.results_.split.anchor
+    is_positive = labels[anchor] == "malignant"
+    predicted = clf.predict(X[anchor])
+    assert np.sum(predicted[is_positive] == "malignant") >= rates.loc["tpr", "required"]
+    assert set(clf.predict(X)) <= set(clf.classes_)
+    assert clf.coef_.shape == (1, X.shape[1]) and clf.intercept_.shape == (1,)
+    assert "Confidence statements" in str(clf.summary())
+
+
+def test_predict_proba_only_when_requested(small_wisconsin):
+    X, labels = small_wisconsin
+    plain = CSVMClassifier(time_limit=30).fit(X, labels)
+    assert not hasattr(plain, "predict_proba")
+    with_proba = CSVMClassifier(probability="ebb", n_bootstrap=15, random_state=0, time_limit=30).fit(X, labels)
+    proba = with_proba.predict_proba(X)
+    assert proba.shape == (X.shape[0], 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    positive = labels == "malignant"
+    assert proba[positive, 1].mean() > proba[~positive, 1].mean() + 0.5
+
+
+def test_pipeline_grid_search_and_cross_validate(small_wisconsin):
+    X, labels = small_wisconsin
+    pipe = make_pipeline(StandardScaler(), CSVMClassifier(tnr_min=0.9, bound="binomial", random_state=0, time_limit=20))
+    search = GridSearchCV(pipe, {"csvmclassifier__C": [0.5, 4.0]}, cv=StratifiedKFold(3), scoring="roc_auc")
+    search.fit(X, labels)
+    assert search.best_params_["csvmclassifier__C"] in (0.5, 4.0)
+    assert search.best_score_ > 0.9
+    scores = cross_validate(pipe, X, labels, cv=StratifiedKFold(3), scoring=["accuracy", "roc_auc"])
+    assert scores["test_accuracy"].shape == (3,)
+    assert np.all(scores["test_roc_auc"] > 0.85)
+
+
+def test_multiclass_target_is_refused_with_a_clear_message(small_wisconsin):
+    X, _ = small_wisconsin
+    y = np.arange(X.shape[0]) % 3
+    with pytest.raises(DataError, match="Only binary classification is supported"):
+        CSVMClassifier().fit(X, y)
+
+
+def test_bad_options_name_the_problem(small_wisconsin):
+    X, labels = small_wisconsin
+    with pytest.raises(DataError, match="anchor_size"):
+        CSVMClassifier(tpr_min=0.9, anchor_size=0.8, holdout_size=0.3).fit(X, labels)
+    with pytest.raises(DataError, match="probability must be"):
+        CSVMClassifier(probability="platt").fit(X, labels)
