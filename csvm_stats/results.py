@@ -40,6 +40,7 @@ from csvm_stats.design import SampleSplit, Standardizer
 from csvm_stats.solvers.base import SolveRecord, Status
 
 if TYPE_CHECKING:
+    from csvm_stats.ebb import EBB
     from csvm_stats.engine import CSVMFit
     from csvm_stats.model import CSVM
     from csvm_stats.summary import Summary
@@ -68,6 +69,7 @@ class CSVMResults:
         self.adjusted = adjusted
         self.umbrella = umbrella
         self.intercept = fit.intercept if umbrella is None else umbrella.intercept
+        self._ensembles: dict[tuple[int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
     def _decision(self, X: np.ndarray) -> np.ndarray:
@@ -89,6 +91,58 @@ class CSVMResults:
         """Predicted labels in the original coding (and type), indexed like the data."""
         decision = self.decision_function(newdata)
         return self.model.coding.decode(decision.to_numpy(), index=decision.index)
+
+    # ------------------------------------------------------------------ probabilities
+    @property
+    def probability_variant(self) -> str:
+        """The bootstrap ensemble of the same kind as this fit (:mod:`csvm_stats.ebb`).
+
+        ``"ebb"`` without a rate constraint, ``"cebb1"`` (moved threshold) with
+        exactly one of tpr_min / tnr_min, ``"cebb2"`` (CSVM fits) otherwise.
+        """
+        targets = self.model.targets
+        if not targets:
+            return "ebb"
+        if len(targets) == 1 and "acc" not in targets:
+            return "cebb1"
+        return "cebb2"
+
+    def probability_ensemble(self, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None) -> EBB:
+        """The fitted ensemble behind :meth:`predict_proba` (fitted once per n_bootstrap and seed).
+
+        It is fitted on the training and anchor samples, standardised as the
+        CSVM was, with the CSVM's kernel, the paper's C grid and the model's
+        targets, alpha and bound. The held-out sample is not used.
+        """
+        from csvm_stats.ebb import EBB
+
+        key = (n_bootstrap, random_state)
+        if key not in self._ensembles:
+            rows = np.concatenate([self.split.train, self.split.anchor])
+            X = self.scaler.transform(self.model.exog.to_numpy()[rows])
+            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()}
+            ensemble = EBB(
+                kernel=self.engine_fit.feature_map.kernel,
+                n_bootstrap=n_bootstrap,
+                variant=self.probability_variant,
+                alpha=self.model.alpha,
+                bound=self.model.bound,
+                n_jobs=n_jobs,
+                random_state=random_state,
+                progress=False,
+                **targets,
+            )
+            self._ensembles[key] = ensemble.fit(X, self.model.y[rows])
+        return self._ensembles[key]
+
+    def predict_proba(
+        self, newdata: Any = None, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
+    ) -> pd.Series:
+        """P(y = positive class | x) from :meth:`probability_ensemble`, indexed like the data."""
+        design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
+        ensemble = self.probability_ensemble(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs)
+        p = ensemble.predict_proba(self.scaler.transform(design.to_numpy()))[:, 1]
+        return pd.Series(p, index=design.index, name=f"P({self.model.coding.positive!r})")
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -265,3 +265,15 @@ def test_truncated_kernel_rank_is_reported(frame):
     assert not res.support["exact feature map"] and res.support["feature-map rank"] == 5
     assert any("truncated to rank 5" in w for w in res.warnings)
     assert "truncated to rank 5" in res.summary(timing=False).as_text()
+
+
+def test_predict_proba_uses_the_matching_ensemble(fitted, frame):
+    assert fitted.probability_variant == "cebb1"
+    new = frame.drop(columns="status").iloc[[3, 0, 7]]
+    p = fitted.predict_proba(new, n_bootstrap=20, random_state=1)
+    assert list(p.index) == ["p3", "p0", "p7"] and p.name == "P('sick')"
+    assert ((p >= 0) & (p <= 1)).all()
+    again = fitted.predict_proba(new, n_bootstrap=20, random_state=1)
+    assert again.equals(p)
+    assert fitted.probability_ensemble(n_bootstrap=20, random_state=1).variant == "cebb1"
+    assert "CEBB1 bootstrap ensemble (predict_proba)" in fitted.summary(timing=False).as_text()
