@@ -12,6 +12,9 @@ which the optimisation never saw:
   one-sided Clopper-Pearson bound
   :math:`P(p \ge \mathrm{Beta}^{-1}(\alpha; k, n-k+1)) \ge 1 - \alpha`.
   For m statements at once the Bonferroni version uses :math:`\alpha/m` each.
+  TPR and TNR are class-conditional, so the stratified split does not affect
+  them; the held-out accuracy is measured at the data's class mix (the split
+  keeps it), so its bound is about a population with that prevalence.
 * :func:`umbrella_intercept` - guarantee mode: keep the direction w chosen by
   the CSVM and set the intercept from the held-out scores of one class by the
   order-statistic rule (Neyman-Pearson umbrella algorithm, Tong, Feng and Li
