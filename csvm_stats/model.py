@@ -13,7 +13,7 @@ Default shares (train, anchor, held-out) = (0.5, 0.25, 0.25). The anchor
 sample must be large enough for the margin (the exact binomial margin needs
 29 anchor points of a class for p0 = 0.9 at alpha = 0.05, Hoeffding 150), and
 the held-out sample large enough for a useful bound (the Clopper-Pearson
-bound from 100 held-out points of a class with 95 correct is 0.897) and for
+bound from 100 held-out points of a class with 95 correct is 0.898) and for
 guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
 """
 
