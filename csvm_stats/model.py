@@ -19,6 +19,7 @@ guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -129,7 +130,7 @@ class CSVM:
         if bound not in BOUNDS:
             raise DataError(f"bound must be one of {BOUNDS}, got {bound!r}.")
         self.bound = bound
-        if not (isinstance(C, (int, float)) and np.isfinite(C) and C > 0):
+        if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
