@@ -457,6 +457,7 @@ def _outer_fold(
     specs: Sequence[CSVMSpec], settings: _Settings,
 ) -> list[dict]:
     """Everything for outer fold k: inner SVM grid, SVM rows, one row per CSVM spec."""
+    cpu_start = time.process_time()
     fold_seed = _fold_seed(settings.seed, k)
     inner = _inner_folds(X.iloc[train], y[train], settings, fold_seed)
     pairs = settings.grid.pairs()
@@ -494,7 +495,8 @@ def _outer_fold(
             anchor_rate=outcome.anchor_rate, status=outcome.status, message=outcome.message,
         )
         rows.append(row)
-    return rows
+    cpu = time.process_time() - cpu_start
+    return [dict(row, fold_cpu_seconds=cpu) for row in rows]
 
 
 def _row(k: int, model: str, pair: tuple[float, float], rates: Rates | None, seconds: float, solves: int) -> dict:
@@ -518,7 +520,10 @@ class NestedCVResult:
     (``rate0``), the target ``p0``, the required anchor count out of
     ``anchor_n``, whether the margin was capped at all anchor points, the rate
     reached on the anchor sample, the solver status and time, and the number
-    of MIQP solves. ``splits`` are the outer (train, test) positions.
+    of MIQP solves; ``fold_cpu_seconds`` is the CPU time of the whole outer
+    fold (same value on each of its rows; a measure of work that does not
+    depend on how busy the machine was). ``splits`` are the outer (train,
+    test) positions.
     """
 
     folds: pd.DataFrame
@@ -537,6 +542,11 @@ class NestedCVResult:
         if "capped" in self.folds:
             table["capped_folds"] = grouped["capped"].apply(lambda c: int(c.fillna(False).astype(bool).sum()))
         return table
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU time of all outer folds (the work, whatever the machine's load)."""
+        return float(self.folds.groupby("fold")["fold_cpu_seconds"].first().sum())
 
     @property
     def miqp_solves(self) -> int:

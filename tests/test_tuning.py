@@ -23,6 +23,7 @@ from csvm_stats.tuning import (
 SMALL_GRID = Grid(C=(0.5, 4.0), gamma=(0.1, 0.5))
 OPTIONS = SolverOptions(time_limit=20, threads=1)
 TNR_UP = CSVMSpec(RateRequirement("tnr", above_svm=0.025))
+TIMES = ["seconds", "fold_cpu_seconds"]  # measurements, not results
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,7 @@ def test_outer_folds_partition_the_data(data):
 
 def test_seed_is_honoured(data):
     first, again, other = run(data), run(data), run(data, seed=8)
-    pd.testing.assert_frame_equal(first.folds.drop(columns="seconds"), again.folds.drop(columns="seconds"))
+    pd.testing.assert_frame_equal(first.folds.drop(columns=TIMES), again.folds.drop(columns=TIMES))
     assert any(not np.array_equal(a[1], b[1]) for a, b in zip(first.splits, other.splits))
 
 
@@ -156,6 +157,7 @@ def test_one_and_two_workers_agree_fast_protocol(data):
     assert set(one.folds["model"]) == {"SVM (accuracy)", "SVM (gmean)", TNR_UP.name, specs[1].name}
     summary = one.summary()
     assert summary.loc[TNR_UP.name, "miqp_solves"] == 3 and summary.loc[TNR_UP.name, "folds_ok"] == 3
+    assert one.cpu_seconds > 0 and one.folds.groupby("fold")["fold_cpu_seconds"].nunique().eq(1).all()
 
 
 def test_paper_protocol_solves_csvm_in_inner_loop(data):
@@ -196,4 +198,4 @@ def test_dask_backend_gives_the_same_folds(data):
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None):
         via_dask = run(data, specs=[TNR_UP], n_jobs=2, backend="dask")
     alone = run(data, specs=[TNR_UP])
-    pd.testing.assert_frame_equal(alone.folds.drop(columns="seconds"), via_dask.folds.drop(columns="seconds"))
+    pd.testing.assert_frame_equal(alone.folds.drop(columns=TIMES), via_dask.folds.drop(columns=TIMES))
