@@ -148,9 +148,7 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "coef_names": _string_array(params.index[:-1]),
         "coef": params.to_numpy(dtype=np.float64)[:-1],
         "intercept": float(params.iloc[-1]),
-        "coef_standardized": (
-            np.empty(0) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]
-        ),
+        "coef_standardized": (np.empty(0) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]),
         "levels": _string_array(coding.levels),
         "positive": str(coding.positive),
         "negative": str(coding.negative),
@@ -159,7 +157,7 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "alpha": float(results.model.alpha),
         "bound": str(results.model.bound),
         "C": float(results.model.C),
-        "n": int(len(results.model.y)),
+        "n": len(results.model.y),
         "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
         "rate_names": _string_array(rates.index),
         "rates": {column: _rate_column(rates[column], column) for column in RATE_COLUMNS},

@@ -53,4 +53,3 @@ def save_rds(results: CSVMResults, path: str | Path) -> Path:
     path = Path(path)
     write_rds(fit_node(results), path)
     return path
-

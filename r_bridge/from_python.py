@@ -67,7 +67,8 @@ def series_node(series: pd.Series) -> RNode:
     if isinstance(series.dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(series.dtype):
         return atomic(RType.INTEGER, series.fillna(0).to_numpy(dtype=np.int32), missing)
     if pd.api.types.is_string_dtype(series.dtype) or series.dtype == object:
-        return strings([None if gone else str(item) for item, gone in zip(series.to_numpy(dtype=object), missing)])
+        items = zip(series.to_numpy(dtype=object), missing, strict=True)
+        return strings([None if gone else str(item) for item, gone in items])
     return vector_node(series.to_numpy())
 
 

@@ -42,9 +42,7 @@ def _parse(path: str | Path) -> Any:
     try:
         import rdata
     except ImportError as error:
-        raise ImportError(
-            "reading R files without R needs the 'rdata' package: pip install 'csvm-stats[r]'"
-        ) from error
+        raise ImportError("reading R files without R needs the 'rdata' package: pip install 'csvm-stats[r]'") from error
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"R data file {str(path)!r} does not exist")

@@ -72,7 +72,7 @@ class RNode:
         if node is None or node.rtype is RType.NULL:
             return None
         if node.rtype is not RType.CHARACTER:
-            return [None if missing else str(value) for value, missing in zip(node.values, node.na)]
+            return [None if missing else str(value) for value, missing in zip(node.values, node.na, strict=True)]
         return list(node.values)
 
     @property

@@ -75,7 +75,8 @@ def _plain_values(node: RNode) -> pd.api.extensions.ExtensionArray | np.ndarray:
     if node.rtype is RType.COMPLEX:
         return np.where(na, complex(np.nan, np.nan), values).astype(np.complex128)
     if node.rtype is RType.CHARACTER:
-        return pd.array([None if missing else value for value, missing in zip(values, na)], dtype=pd.StringDtype())
+        items = [None if missing else value for value, missing in zip(values, na, strict=True)]
+        return pd.array(items, dtype=pd.StringDtype())
     raise DataError(f"cannot convert R type {node.rtype.value!r} to a column")
 
 
@@ -86,7 +87,8 @@ def _factor(node: RNode) -> pd.Categorical:
     codes = np.where(node.na, -1, node.values - 1).astype(np.int64)
     if codes.size and (codes.max() >= len(levels) or codes.min() < -1):
         raise DataError("R factor has codes outside its levels; the object is corrupt")
-    return pd.Categorical.from_codes(codes, categories=pd.Index(levels, dtype=object), ordered="ordered" in node.classes)
+    categories = pd.Index(levels, dtype=object)
+    return pd.Categorical.from_codes(codes, categories=categories, ordered="ordered" in node.classes)
 
 
 def _datetime(node: RNode, unit_seconds: int, timezone: str | None) -> pd.DatetimeIndex:
@@ -115,7 +117,7 @@ def _list(node: RNode) -> dict[str, Any] | list[Any]:
             f"R list has duplicated names {duplicated}; a dict cannot hold both. "
             "Rename the elements in R (make.unique(names(x))) before converting."
         )
-    return dict(zip(keys, elements))
+    return dict(zip(keys, elements, strict=True))
 
 
 def _row_index(node: RNode, n_rows: int) -> pd.Index:
@@ -135,7 +137,7 @@ def _data_frame(node: RNode) -> pd.DataFrame:
     names = _names_or_positions(node)
     columns: dict[str, Any] = {}
     lengths = set()
-    for name, child in zip(names, node.values):
+    for name, child in zip(names, node.values, strict=True):
         if child.rtype in (RType.LIST, RType.NULL) or "dim" in child.attributes:
             raise DataError(
                 f"data.frame column {name!r} is a {child.rtype.value} or matrix column, "

@@ -82,7 +82,7 @@ def _robject(node: RNode) -> Any:
     if node.rtype is RType.LIST:
         value: Any = [_robject(child) for child in node.values]
     elif node.rtype is RType.CHARACTER:
-        value = [_char(None if missing else text) for text, missing in zip(node.values, node.na)]
+        value = [_char(None if missing else text) for text, missing in zip(node.values, node.na, strict=True)]
     elif node.rtype is RType.LOGICAL:
         value = np.ma.masked_array(node.values.astype(bool), mask=node.na.copy())
     elif node.rtype is RType.INTEGER:

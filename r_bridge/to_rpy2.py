@@ -20,16 +20,16 @@ def sexp_from_node(node: RNode) -> Any:
         return ri.NULL
     if node.rtype is RType.LIST:
         sexp = ri.ListSexpVector([sexp_from_node(child) for child in node.values])
-    elif node.rtype is RType.CHARACTER:
-        sexp = ri.StrSexpVector([ri.NA_Character if missing else text for text, missing in zip(node.values, node.na)])
-    elif node.rtype is RType.LOGICAL:
-        sexp = ri.BoolSexpVector([ri.NA_Logical if missing else bool(v) for v, missing in zip(node.values, node.na)])
-    elif node.rtype is RType.INTEGER:
-        sexp = ri.IntSexpVector([ri.NA_Integer if missing else int(v) for v, missing in zip(node.values, node.na)])
-    elif node.rtype is RType.DOUBLE:
-        sexp = ri.FloatSexpVector([ri.NA_Real if missing else float(v) for v, missing in zip(node.values, node.na)])
     else:
-        sexp = ri.ComplexSexpVector([ri.NA_Complex if missing else complex(v) for v, missing in zip(node.values, node.na)])
+        vector_type, missing_value, convert = {
+            RType.CHARACTER: (ri.StrSexpVector, ri.NA_Character, str),
+            RType.LOGICAL: (ri.BoolSexpVector, ri.NA_Logical, bool),
+            RType.INTEGER: (ri.IntSexpVector, ri.NA_Integer, int),
+            RType.DOUBLE: (ri.FloatSexpVector, ri.NA_Real, float),
+            RType.COMPLEX: (ri.ComplexSexpVector, ri.NA_Complex, complex),
+        }[node.rtype]
+        items = zip(node.values, node.na, strict=True)
+        sexp = vector_type([missing_value if missing else convert(value) for value, missing in items])
     set_attribute = r_function("attr<-")
     for name, value in node.attributes.items():
         sexp = set_attribute(sexp, which=r_string(name), value=sexp_from_node(value))

@@ -51,8 +51,9 @@ def test_api_version_is_an_integer():
 
 def test_fit_equals_the_python_fit_on_the_same_split(data, results):
     x, labels = data
-    direct = CSVM(pd.Series(labels, dtype=object), pd.DataFrame(x, columns=NAMES), tpr_min=0.8, bound="binomial",
-                  positive="yes").fit(random_state=3, time_limit=20.0)
+    direct = CSVM(
+        pd.Series(labels, dtype=object), pd.DataFrame(x, columns=NAMES), tpr_min=0.8, bound="binomial", positive="yes"
+    ).fit(random_state=3, time_limit=20.0)
     np.testing.assert_allclose(results.params.to_numpy(), direct.params.to_numpy(), rtol=1e-6, atol=1e-8)
     pd.testing.assert_frame_equal(results.rates, direct.rates)
     assert list(results.params.index) == [*NAMES, "Intercept"]
@@ -132,8 +133,9 @@ def test_a_single_column_arrives_as_a_bare_string(data):
 
 def test_python_warnings_are_handed_over_as_strings(data):
     x, labels = data
-    out = r_api.fit(x, NAMES, labels, "yes", {"tpr_min": 0.95, "bound": "hoeffding", "random_state": 1,
-                                               "time_limit": 20.0})
+    out = r_api.fit(
+        x, NAMES, labels, "yes", {"tpr_min": 0.95, "bound": "hoeffding", "random_state": 1, "time_limit": 20.0}
+    )
     assert isinstance(out["warnings"], np.ndarray) and out["warnings"].dtype.kind == "U"
     assert any("capped at 1" in message for message in out["warnings"])
     quiet = r_api.fit(x, NAMES, labels, "yes", {"random_state": 1, "time_limit": 20.0})

@@ -152,5 +152,5 @@ def test_srbct_frame_and_binary_rule(monkeypatch):
 def test_srbct_without_any_source_says_how_to_get_it(monkeypatch):
     monkeypatch.delenv("CSVM_SRBCT_PATH", raising=False)
     monkeypatch.setattr("r_bridge.rsession.r_available", lambda: False)
-    with pytest.raises(DataError, match="plsgenomics.*CSVM_SRBCT_PATH"):
+    with pytest.raises(DataError, match=r"plsgenomics.*CSVM_SRBCT_PATH"):
         srbct()

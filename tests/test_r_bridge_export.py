@@ -50,8 +50,12 @@ def test_save_rds_reads_back_with_the_same_values(results, tmp_path):
 
 def test_python_values_keep_their_missing_entries():
     frame = pd.DataFrame(
-        {"flag": pd.array([True, None], dtype="boolean"), "count": pd.array([1, None], dtype="Int32"),
-         "value": [0.5, np.nan], "label": ["x", None]},
+        {
+            "flag": pd.array([True, None], dtype="boolean"),
+            "count": pd.array([1, None], dtype="Int32"),
+            "value": [0.5, np.nan],
+            "label": ["x", None],
+        },
         index=["r1", "r2"],
     )
     back = to_python(node_from_python(frame))

@@ -14,12 +14,11 @@ import pytest
 
 pytest.importorskip("rpy2.rinterface", reason="rpy2 is not installed (run r_bridge/setup_r_env.sh for the R venv)")
 
-from csvm_stats import r_api  # noqa: E402
-from csvm_stats.exceptions import DataError  # noqa: E402
-from r_bridge import load_dataset, load_rdata, load_rds, r_available, save_rds, srbct, to_r  # noqa: E402
-from r_bridge import rsession  # noqa: E402
-from r_bridge.from_rpy2 import node_from_sexp  # noqa: E402
-from r_bridge.to_pandas import to_python  # noqa: E402
+from csvm_stats import r_api
+from csvm_stats.exceptions import DataError
+from r_bridge import load_dataset, load_rdata, load_rds, r_available, rsession, save_rds, srbct, to_r
+from r_bridge.from_rpy2 import node_from_sexp
+from r_bridge.to_pandas import to_python
 
 if not r_available():
     pytest.skip("R cannot be started from rpy2 (is r-base-core installed?)", allow_module_level=True)
@@ -34,8 +33,9 @@ def r_call(name: str, *args, namespace: str = "base", **kwargs):
 def r_dataset_object(name: str, package: str):
     """The R object itself, for computing reference values in R."""
     environment = rsession.new_environment()
-    r_call("data", list=rsession.r_string(name), package=rsession.r_string(package), envir=environment,
-           namespace="utils")
+    r_call(
+        "data", list=rsession.r_string(name), package=rsession.r_string(package), envir=environment, namespace="utils"
+    )
     return environment[name]
 
 
@@ -59,7 +59,8 @@ def test_mtcars_row_names_and_values(tmp_path):
     assert (mtcars.dtypes == "float64").all()
     means = [float(v) for v in r_call("colMeans", r_dataset_object("mtcars", "datasets"))]
     np.testing.assert_allclose(mtcars.mean().to_numpy(), means)
-    pd.testing.assert_frame_equal(resaved_through_file(r_dataset_object("mtcars", "datasets"), tmp_path, "mtcars"), mtcars)
+    resaved = resaved_through_file(r_dataset_object("mtcars", "datasets"), tmp_path, "mtcars")
+    pd.testing.assert_frame_equal(resaved, mtcars)
 
 
 def test_iris_factor_becomes_categorical(tmp_path):
@@ -82,9 +83,10 @@ def test_airquality_integer_na_is_missing_not_a_sentinel(tmp_path):
 
 
 def test_logical_and_character_na_from_r():
-    values = r_call("c", rsession.rinterface().BoolSexpVector([True, False]), rsession.rinterface().NA_Logical)
+    ri = rsession.rinterface()
+    values = r_call("c", ri.BoolSexpVector([True, False]), ri.NA_Logical)
     assert to_python(node_from_sexp(values)).isna().tolist() == [False, False, True]
-    words = r_call("c", rsession.r_string("a"), rsession.rinterface().StrSexpVector([rsession.rinterface().NA_Character]))
+    words = r_call("c", rsession.r_string("a"), ri.StrSexpVector([ri.NA_Character]))
     converted = to_python(node_from_sexp(words))
     assert converted.dtype == "string" and converted.isna().tolist() == [False, True]
 
@@ -112,7 +114,7 @@ def test_data_sets_stored_under_a_file_name():
 def test_unknown_data_set_and_package_are_clear_errors():
     with pytest.raises(DataError, match="'no_such_data' was not found"):
         load_dataset("no_such_data", package="datasets")
-    with pytest.raises(DataError, match="R package 'no.such.pkg' is not installed"):
+    with pytest.raises(DataError, match=r"R package 'no\.such\.pkg' is not installed"):
         load_dataset("x", package="no.such.pkg")
 
 
@@ -140,12 +142,12 @@ def results():
 def test_to_r_gives_a_csvm_fit_object_in_r(results):
     fit = to_r(results)
     assert list(r_call("class", fit)) == ["csvm_fit"]
-    element = dict(zip(fit.names, fit))
+    element = dict(zip(fit.names, fit, strict=True))
     np.testing.assert_array_equal(list(element["coef"]), results.params.to_numpy()[:-1])
     rates = element["rates"]
     assert list(r_call("class", rates)) == ["data.frame"]
     assert list(r_call("rownames", rates)) == ["tpr"]
-    met = dict(zip(rates.names, rates))["met"]
+    met = dict(zip(rates.names, rates, strict=True))["met"]
     assert list(r_call("typeof", met)) == ["logical"]
     assert str(element["summary_text"][0]) == r_api.export(results)["summary_text"]
 
