@@ -69,7 +69,9 @@ DEFAULT_C_GRID = 2.0 ** np.arange(-5, 6)
 """The paper's grid, in the CSVM convention (objective w'w + C sum xi)."""
 DEFAULT_GAMMA_GRID = 2.0 ** np.arange(-5, 6)
 BATCH_SIZE = 25
-"""Bootstrap samples per joblib task (a task fits all C values of one kernel)."""
+"""Bootstrap samples per joblib task for EBB/CEBB1 (a task fits all C values of one kernel)."""
+CSVM_BATCH_SIZE = 1
+"""Bootstrap samples per joblib task for CEBB2, whose fits are slow enough to dispatch one by one."""
 SHARE_MARGIN = 1e-9
 """CEBB1 puts each training point this far on the required side of 1/2."""
 
@@ -270,7 +272,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         results = self._run(
             [delayed(fit_csvm_batch)(X, y_pm, S[rows], rows.start, kern, C_grid, self.reliability,
                                      counts[rows], self.solver, float(self.time_limit), DEFAULT_BIG_M)
-             for kern in kernels for rows in _batches(S.shape[0])],
+             for kern in kernels for rows in _batches(S.shape[0], CSVM_BATCH_SIZE)],
             "CEBB2",
         )
         records: list[ConstrainedFitRecord] = []
@@ -410,8 +412,8 @@ class EBB(ClassifierMixin, BaseEstimator):
         return np.where(p >= 0.5, self.classes_[1], self.classes_[0])
 
 
-def _batches(n_bootstrap: int) -> list[slice]:
-    return [slice(start, min(start + BATCH_SIZE, n_bootstrap)) for start in range(0, n_bootstrap, BATCH_SIZE)]
+def _batches(n_bootstrap: int, size: int = BATCH_SIZE) -> list[slice]:
+    return [slice(start, min(start + size, n_bootstrap)) for start in range(0, n_bootstrap, size)]
 
 
 def _entropy(random_state) -> int | np.random.SeedSequence | None:
