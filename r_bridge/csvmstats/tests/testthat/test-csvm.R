@@ -143,3 +143,18 @@ test_that("Python warnings arrive as R warnings", {
     "capped at 1"
   )
 })
+
+test_that("an RBF fit predicts through Python and says so once Python is gone", {
+  skip_without_python()
+  d <- make_data(160)
+  fit <- csvm(status ~ dose + age, data = d, tpr_min = 0.8, kernel = "rbf", gamma = 0.5,
+              bound = "binomial", time_limit = 20, random_state = 7L)
+  expect_false(fit$is_linear)
+  expect_output(print(fit), "Kernel solution")
+  expect_output(print(summary(fit)), "Kernel solution")
+  decision <- predict(fit, d[1:10, ], type = "decision")
+  expect_equal(unname(decision), unname(fit$fitted.values[1:10]), tolerance = 1e-8)
+  path <- tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  expect_error(predict(readRDS(path), d[1:3, ]), "needs the fit's Python object")
+})
