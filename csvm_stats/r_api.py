@@ -100,6 +100,7 @@ def fit(
     labels: Sequence[str] | str,
     positive: str,
     options: dict[str, Any] | None = None,
+    response: str = "y",
 ) -> dict[str, Any]:
     """Fit a CSVM on a numeric design and string labels.
 
@@ -107,7 +108,8 @@ def fit(
     class labels (two distinct strings); ``positive`` the label of the
     positive class. ``options`` holds keyword arguments of ``CSVM`` and of
     ``CSVM.fit`` (names in :data:`MODEL_OPTIONS` and :data:`FIT_OPTIONS`);
-    an unknown name is an error, never ignored. Returns the results under
+    an unknown name is an error, never ignored. ``response`` names the
+    response in the summary. Returns the results under
     ``"results"`` and the messages of the warnings raised under ``"warnings"``.
     """
     names = _strings(column_names, "column_names")
@@ -117,7 +119,7 @@ def fit(
         raise DataError(f"{len(label_values)} labels for {design.shape[0]} rows of x; they must match.")
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
-    endog = pd.Series(label_values, name="y", dtype=object)
+    endog = pd.Series(label_values, name=str(response), dtype=object)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = CSVM(endog, exog, positive=str(positive), **model_kwargs)

@@ -75,6 +75,7 @@ def test_export_is_plain_and_matches_the_results(results, exported):
     assert exported["summary_text"].startswith(" ") and "Confidence statements" in exported["summary_text"]
     assert exported["solver"]["status"] == results.solver.status.value
     assert sum(exported["samples"].values()) == exported["n"] == 160
+    assert "Response              y" in exported["summary_text"]
 
 
 def test_predict_gives_classes_and_decision_values(data, results):

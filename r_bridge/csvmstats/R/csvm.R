@@ -11,6 +11,7 @@ csvm <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
   if (missing(data)) {
     stop("csvm: give the data as a data frame: csvm(y ~ ., data = d)", call. = FALSE)
   }
+  formula <- stats::as.formula(formula)
   mf <- model.frame(formula, data = data, na.action = na.action, drop.unused.levels = TRUE)
   check_no_missing(mf)
   mt <- attr(mf, "terms")
@@ -30,7 +31,8 @@ csvm <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
   }
   options <- python_options(options)
   api <- csvm_api()
-  fitted_python <- api$fit(x, colnames(x), as.character(response), positive, options)
+  response_name <- paste(deparse(formula[[2L]]), collapse = " ")
+  fitted_python <- api$fit(x, colnames(x), as.character(response), positive, options, response_name)
   handle <- fitted_python$results
   for (message in as.character(fitted_python$warnings)) warning("csvm: ", message, call. = FALSE)
   fields <- fit_fields(api$export(handle))

@@ -22,6 +22,7 @@ test_that("print and summary print from R vectors", {
   expect_output(print(s), "Confidence statements")
   expect_output(print(s), "TPR: With 95% confidence")
   expect_output(print(s), "sitesouth")
+  expect_match(fit$summary_text, "Response +status")
   expect_output(returned <- print(fit))
   expect_identical(returned, fit)
 })
