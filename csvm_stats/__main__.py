@@ -1,0 +1,7 @@
+"""``python -m csvm_stats`` runs the ``csvm-stats`` command line."""
+
+import sys
+
+from csvm_stats.cli import main
+
+sys.exit(main())

@@ -1,0 +1,456 @@
+r"""Saved CSVM models: a documented, versioned file format that is not pickle.
+
+``save_model(results, path)`` writes a fitted :class:`~csvm_stats.results.CSVMResults`;
+``load_model(path)`` returns a :class:`SavedModel` that predicts on new data
+exactly as the fit did and carries its report (summary text, rate table,
+confidence statements). Loading never runs code from the file: the file is a
+ZIP archive read with :mod:`zipfile`, :mod:`json` and ``numpy.load(...,
+allow_pickle=False)``, and every field is checked against the schema below
+before it is used. A formula is kept only as column look-ups and their
+interactions, rebuilt as formulaic terms whose every factor is verified to be
+a plain column look-up, so predicting with a loaded model cannot evaluate
+Python expressions either.
+
+Format ``csvm-stats-model``, version 1
+--------------------------------------
+A ZIP archive with exactly these members:
+
+``model.json`` (UTF-8 JSON object)
+    ``format`` = ``"csvm-stats-model"``, ``format_version`` = 1,
+    ``library_version`` (the csvm-stats that wrote it);
+    ``labels``: ``{"levels": [a, b], "positive": a|b, "name": str|null,
+    "dtype": "int"|"float"|"bool"|"str"|"category"}`` (levels are JSON
+    numbers, booleans or strings);
+    ``columns``: the design column names, in order;
+    ``formula``: null, or ``{"formula": str, "response": str, "terms":
+    [[column, ...], ...], "categories": {column: [level, ...]}}`` (terms
+    without the intercept; each term lists the columns whose product or
+    interaction it is; categorical columns list their levels, the first
+    being the reference);
+    ``kernel``: ``{"name": "linear"|"rbf"|"poly", "gamma": float|null,
+    "degree": int, "coef0": float, "rank": int, "numerical_rank": int,
+    "exact": bool}``;
+    ``intercept``: b (float, after guarantee mode if that was used);
+    ``report``: ``summary_text`` (str), ``statements`` ({rate: str}),
+    ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
+    ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
+    ``samples`` ({"train"|"anchor"|"holdout": int}).
+
+``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
+    ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
+    ``reference`` (m, p) and ``projection`` (m, r).
+
+The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
+:math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
+:math:`\phi(x) = K(x, \text{reference})\,\text{projection}` (the identity for
+the linear kernel); the positive class is predicted where :math:`f(x) \ge 0`.
+A model fitted with a callable kernel or a formula with Python expressions
+(``np.log(x)``, ``C(x)``, ...) cannot be saved in this format; compute such
+columns in the data frame before fitting.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats import __version__
+from csvm_stats.design import LabelCoding, Standardizer
+from csvm_stats.exceptions import DataError
+from csvm_stats.kernels import FeatureMap, Kernel
+
+if TYPE_CHECKING:
+    from csvm_stats.formula import FormulaDesign
+    from csvm_stats.results import CSVMResults
+
+FORMAT_NAME = "csvm-stats-model"
+FORMAT_VERSION = 1
+METADATA_MEMBER = "model.json"
+ARRAY_PREFIX = "arrays/"
+#: Arrays every model has, and those a kernel model adds.
+LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
+KERNEL_ARRAYS = ("reference", "projection")
+#: Largest uncompressed member accepted (guards against ZIP bombs).
+MAX_MEMBER_BYTES = 2**31
+_LABEL_DTYPES = ("int", "float", "bool", "str", "category")
+
+
+class ModelFileError(DataError):
+    """A saved-model file is missing, not in the csvm-stats format, or fails its schema."""
+
+
+# ---------------------------------------------------------------------- plain values
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of a scalar, mapping NaN and pandas' NA to None."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    return str(value)
+
+
+def results_report(results: CSVMResults) -> dict[str, Any]:
+    """The report of a fit as plain values: summary text, statements, rates, coefficients, solver.
+
+    Used for the saved format and for ``csvm-stats fit --format json``.
+    """
+    record = results.solver
+    rates = results.rates
+    return {
+        "summary_text": str(results.summary()),
+        "statements": {str(k): str(v) for k, v in results.statements.items()},
+        "joint_statement": str(results.joint_statement),
+        "rates": {str(rate): {str(c): _plain(v) for c, v in row.items()} for rate, row in rates.iterrows()},
+        "params": {str(k): float(v) for k, v in results.params.items()},
+        "solver": {
+            "status": record.status.value,
+            "objective": _plain(record.objective),
+            "best_bound": _plain(record.best_bound),
+            "gap": _plain(record.gap),
+            "wall_time": _plain(record.wall_time),
+            "nodes": _plain(record.nodes),
+            "backend": str(record.backend),
+            "backend_version": str(record.backend_version),
+            "formulation": str(record.formulation),
+        },
+        "warnings": [str(w) for w in results.warnings],
+        "samples": {k: int(v) for k, v in results.split.sizes().items()},
+    }
+
+
+def _label_kind(coding: LabelCoding) -> str:
+    if isinstance(coding.dtype, pd.CategoricalDtype):
+        return "category"
+    values = coding.levels
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return "bool"
+    if all(isinstance(v, (int, np.integer)) for v in values):
+        return "int"
+    if all(isinstance(v, (float, np.floating)) for v in values):
+        return "float"
+    if all(isinstance(v, str) for v in values):
+        return "str"
+    raise DataError(
+        f"the class labels {list(values)!r} cannot be saved; recode them as strings, numbers or booleans."
+    )
+
+
+def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
+    from formulaic.parser.types import Factor
+
+    terms: list[list[str]] = []
+    for term in design.spec.formula:
+        factors = list(term.factors)
+        if all(f.eval_method is Factor.EvalMethod.LITERAL for f in factors):
+            continue  # the intercept
+        if not all(f.eval_method is Factor.EvalMethod.LOOKUP for f in factors):
+            raise DataError(
+                f"the formula {design.formula!r} uses Python expressions ({term}); the saved format keeps only "
+                "column names and their interactions. Compute transformed columns in the data frame before fitting."
+            )
+        terms.append([str(f.expr) for f in factors])
+    categories: dict[str, list[Any]] = {}
+    for name, (kind, state) in design.spec.encoder_state.items():
+        if kind.value == "categorical":
+            categories[str(name)] = [_plain(level) for level in state["categories"]]
+    return {"formula": design.formula, "response": design.response, "terms": terms, "categories": categories}
+
+
+def save_model(results: CSVMResults, path: str | Path) -> Path:
+    """Write ``results`` to ``path`` in the format of the module docstring; return the path."""
+    fit = results.engine_fit
+    fmap = fit.feature_map
+    kernel = fmap.kernel
+    if kernel.name not in ("linear", "rbf", "poly"):
+        raise DataError(
+            "a model with a callable kernel cannot be saved (the file would have to hold code); "
+            "use kernel='linear', 'rbf' or 'poly'."
+        )
+    coding = results.model.coding
+    metadata = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "labels": {
+            "levels": [_plain(v) for v in coding.levels],
+            "positive": _plain(coding.positive),
+            "name": coding.name,
+            "dtype": _label_kind(coding),
+        },
+        "columns": list(results.model.exog_names),
+        "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
+        "kernel": {
+            "name": kernel.name,
+            "gamma": kernel.gamma,
+            "degree": int(kernel.degree),
+            "coef0": float(kernel.coef0),
+            "rank": int(fmap.rank),
+            "numerical_rank": int(fmap.numerical_rank),
+            "exact": bool(fmap.exact),
+        },
+        "intercept": float(results.intercept),
+        "report": results_report(results),
+    }
+    arrays = {"coef": fit.coef, "scale_mean": results.scaler.mean, "scale_sd": results.scaler.scale}
+    if fmap.reference is not None:
+        arrays |= {"reference": fmap.reference, "projection": fmap.projection}
+    path = Path(path)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(METADATA_MEMBER, json.dumps(metadata, indent=1, allow_nan=False))
+        for name, array in arrays.items():
+            buffer = io.BytesIO()
+            np.save(buffer, np.ascontiguousarray(array, dtype=np.float64), allow_pickle=False)
+            archive.writestr(f"{ARRAY_PREFIX}{name}.npy", buffer.getvalue())
+    return path
+
+
+# ---------------------------------------------------------------------- loading
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ModelFileError(f"not a valid csvm-stats model file: {message}")
+
+
+def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    if not path.is_file():
+        raise ModelFileError(f"model file {str(path)!r} does not exist.")
+    if not zipfile.is_zipfile(path):
+        raise ModelFileError(
+            f"{str(path)!r} is not a csvm-stats model file (not a ZIP archive); "
+            "models are written by save_model or `csvm-stats fit --save`."
+        )
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: info for info in archive.infolist()}
+        _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
+        for info in members.values():
+            _require(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large")
+        try:
+            metadata = json.loads(archive.read(METADATA_MEMBER).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} is not JSON ({error})") from None
+        _require(isinstance(metadata, dict), f"{METADATA_MEMBER} must hold a JSON object")
+        _require(metadata.get("format") == FORMAT_NAME, f"format is {metadata.get('format')!r}, not {FORMAT_NAME!r}")
+        version = metadata.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ModelFileError(
+                f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
+                f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
+            )
+        arrays: dict[str, np.ndarray] = {}
+        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS} | {METADATA_MEMBER}
+        unknown = sorted(set(members) - expected)
+        _require(not unknown, f"unexpected member(s) {unknown}")
+        for name in set(members) - {METADATA_MEMBER}:
+            try:
+                array = np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
+            except ValueError as error:  # object arrays need pickle, which is refused
+                raise ModelFileError(f"not a valid csvm-stats model file: {name}: {error}") from None
+            _require(array.dtype == np.float64, f"{name} must be float64, got {array.dtype}")
+            _require(bool(np.all(np.isfinite(array))), f"{name} has non-finite values")
+            arrays[name[len(ARRAY_PREFIX) : -len(".npy")]] = array
+    return metadata, arrays
+
+
+def _labels(fields: Any) -> LabelCoding:
+    _require(isinstance(fields, dict), "labels must be an object")
+    levels, positive, kind = fields.get("levels"), fields.get("positive"), fields.get("dtype")
+    _require(kind in _LABEL_DTYPES, f"labels.dtype must be one of {_LABEL_DTYPES}")
+    _require(isinstance(levels, list) and len(levels) == 2, "labels.levels must list two labels")
+    scalar = (str, int, float, bool)
+    _require(all(isinstance(v, scalar) for v in levels), "labels.levels must be strings, numbers or booleans")
+    _require(positive in levels, "labels.positive must be one of labels.levels")
+    name = fields.get("name")
+    _require(name is None or isinstance(name, str), "labels.name must be a string or null")
+    dtype: Any = {
+        "int": np.dtype(np.int64),
+        "float": np.dtype(np.float64),
+        "bool": np.dtype(bool),
+        "str": None,
+        "category": pd.CategoricalDtype(levels),
+    }[kind]
+    return LabelCoding((levels[0], levels[1]), positive, name, dtype)
+
+
+def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
+    _require(isinstance(fields, dict), "kernel must be an object")
+    name = fields.get("name")
+    _require(name in ("linear", "rbf", "poly"), "kernel.name must be 'linear', 'rbf' or 'poly'")
+    coef = arrays.get("coef")
+    _require(coef is not None and coef.ndim == 1, "arrays/coef.npy must be a vector")
+    if name == "linear":
+        _require(coef.size == p, f"a linear model needs {p} coefficients, the file has {coef.size}")
+        _require(not set(KERNEL_ARRAYS) & set(arrays), "a linear model has no reference or projection arrays")
+        return FeatureMap(Kernel("linear"), rank=p, numerical_rank=p, exact=True)
+    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
+    _require(isinstance(gamma, (int, float)) and gamma > 0, "kernel.gamma must be a positive number")
+    _require(isinstance(degree, int) and degree >= 1, "kernel.degree must be a positive integer")
+    _require(isinstance(coef0, (int, float)), "kernel.coef0 must be a number")
+    reference, projection = arrays.get("reference"), arrays.get("projection")
+    _require(reference is not None and projection is not None, "a kernel model needs reference and projection arrays")
+    _require(reference.ndim == 2 and reference.shape[1] == p, f"reference must have {p} columns")
+    _require(
+        projection.ndim == 2 and projection.shape == (reference.shape[0], coef.size),
+        "projection must be (reference rows) x (number of coefficients)",
+    )
+    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
+    _require(isinstance(rank, int) and isinstance(numerical_rank, int) and isinstance(exact, bool), "kernel rank fields")
+    kernel = Kernel(name, gamma=float(gamma), degree=int(degree), coef0=float(coef0))
+    return FeatureMap(kernel, reference, projection, rank=rank, numerical_rank=numerical_rank, exact=exact)
+
+
+_BACKTICK_SAFE = re.compile(r"^[^`\\\n\r]+$")
+
+
+def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
+    """Rebuild the formula spec from column look-ups only (no Python expression is ever evaluated)."""
+    if fields is None:
+        return None
+    from formulaic import ModelSpec
+    from formulaic.parser.types import Factor
+
+    from csvm_stats.formula import FormulaDesign
+
+    _require(isinstance(fields, dict), "formula must be an object or null")
+    terms, categories = fields.get("terms"), fields.get("categories")
+    formula, response = fields.get("formula"), fields.get("response")
+    _require(isinstance(formula, str) and isinstance(response, str), "formula.formula and formula.response must be strings")
+    _require(isinstance(terms, list) and terms, "formula.terms must be a non-empty list")
+    _require(isinstance(categories, dict), "formula.categories must be an object")
+    names = set()
+    for term in terms:
+        _require(isinstance(term, list) and term, "each formula term must be a non-empty list of column names")
+        for name in term:
+            _require(isinstance(name, str) and bool(_BACKTICK_SAFE.match(name)), f"bad column name {name!r} in a term")
+            names.add(name)
+    for name, levels in categories.items():
+        _require(name in names, f"formula.categories names {name!r}, which no term uses")
+        _require(isinstance(levels, list) and levels, f"formula.categories[{name!r}] must list levels")
+        _require(all(isinstance(v, (str, int, float, bool)) for v in levels), f"levels of {name!r}")
+    rhs = " + ".join(":".join(f"`{name}`" for name in term) for term in terms)
+    encoder_state = {}
+    for name in names:
+        if name in categories:
+            encoder_state[name] = (Factor.Kind.CATEGORICAL, {"categories": list(categories[name])})
+        else:
+            encoder_state[name] = (Factor.Kind.NUMERICAL, {})
+    spec = ModelSpec(formula=f"1 + {rhs}", materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
+    for term in spec.formula:
+        for factor in term.factors:
+            _require(
+                factor.eval_method in (Factor.EvalMethod.LOOKUP, Factor.EvalMethod.LITERAL),
+                f"formula factor {factor} is not a column look-up",
+            )
+    return FormulaDesign(formula, response, spec, tuple(columns))
+
+
+@dataclass(frozen=True)
+class SavedModel:
+    """A CSVM loaded from a model file: it predicts, and it carries the fit's report.
+
+    ``decision_function`` and ``predict`` take a DataFrame (through the
+    formula when the model had one; else by the design column names) or, for
+    a model fitted on arrays, an (n, p) array.
+    """
+
+    columns: tuple[str, ...]
+    coding: LabelCoding
+    scaler: Standardizer
+    feature_map: FeatureMap
+    coef: np.ndarray
+    intercept: float
+    formula: FormulaDesign | None
+    report: dict[str, Any]
+    library_version: str
+
+    def design_matrix(self, newdata: Any) -> pd.DataFrame:
+        """New data as the model's design columns, index kept; missing columns are an error."""
+        if self.formula is not None:
+            design = self.formula.transform(newdata)
+            if tuple(map(str, design.columns)) != self.columns:
+                raise DataError(
+                    f"the new data give design columns {list(map(str, design.columns))}, but the model was fitted "
+                    f"on {list(self.columns)}; check the factor columns' levels."
+                )
+            return design
+        if isinstance(newdata, pd.DataFrame):
+            missing = [c for c in self.columns if c not in newdata.columns]
+            if missing:
+                raise DataError(f"the new data lack the column(s) {missing} the model was fitted on.")
+            frame = newdata[list(self.columns)]
+        else:
+            values = np.asarray(newdata, dtype=float)
+            if values.ndim != 2 or values.shape[1] != len(self.columns):
+                raise DataError(f"the new data must have {len(self.columns)} columns, got shape {values.shape}.")
+            frame = pd.DataFrame(values, columns=list(self.columns))
+        non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+        if non_numeric:
+            raise DataError(f"the column(s) {non_numeric} must be numeric.")
+        frame = frame.astype(float)
+        if not np.isfinite(frame.to_numpy()).all():
+            raise DataError("the new data have missing or infinite values; remove or impute them first.")
+        return frame
+
+    def decision_function(self, newdata: Any) -> pd.Series:
+        """f(x) (positive class when >= 0), indexed like the data."""
+        design = self.design_matrix(newdata)
+        phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
+        return pd.Series(phi @ self.coef + self.intercept, index=design.index, name="decision")
+
+    def predict(self, newdata: Any) -> pd.Series:
+        """Predicted labels in the original coding, indexed like the data."""
+        decision = self.decision_function(newdata)
+        return self.coding.decode(decision.to_numpy(), index=decision.index)
+
+    @property
+    def summary_text(self) -> str:
+        """The summary of the fit, as printed when it was saved."""
+        return self.report["summary_text"]
+
+    @property
+    def rates(self) -> pd.DataFrame:
+        """The rate table of the fit (as ``CSVMResults.rates``)."""
+        return pd.DataFrame.from_dict(self.report["rates"], orient="index")
+
+    @property
+    def statements(self) -> pd.Series:
+        """The confidence statements of the fit."""
+        return pd.Series(self.report["statements"], name="statement")
+
+
+def load_model(path: str | Path) -> SavedModel:
+    """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one."""
+    metadata, arrays = _read_archive(Path(path))
+    columns = metadata.get("columns")
+    _require(isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns), "columns")
+    p = len(columns)
+    fmap = _kernel(metadata.get("kernel"), arrays, p)
+    for name in ("scale_mean", "scale_sd"):
+        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
+    _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
+    intercept = metadata.get("intercept")
+    _require(isinstance(intercept, (int, float)) and math.isfinite(intercept), "intercept must be a number")
+    report = metadata.get("report")
+    _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
+    return SavedModel(
+        columns=tuple(columns),
+        coding=_labels(metadata.get("labels")),
+        scaler=Standardizer(arrays["scale_mean"], arrays["scale_sd"]),
+        feature_map=fmap,
+        coef=arrays["coef"],
+        intercept=float(intercept),
+        formula=_formula(metadata.get("formula"), columns),
+        report=report,
+        library_version=str(metadata.get("library_version")),
+    )
