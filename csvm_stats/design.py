@@ -72,10 +72,6 @@ class LabelCoding:
         out = pd.Series(labels, index=index, name=self.name, dtype=object)
         return out if self.dtype is None else out.astype(self.dtype)
 
-    def describe(self) -> str:
-        """One line naming the positive and the negative class."""
-        return f"positive class = {self.positive!r} (coded +1), negative class = {self.negative!r} (coded -1)"
-
 
 def _as_series(labels: Any) -> pd.Series:
     if isinstance(labels, pd.Series):
