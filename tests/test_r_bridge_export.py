@@ -61,3 +61,28 @@ def test_python_values_keep_their_missing_entries():
     back = to_python(node_from_python(frame))
     assert back.isna().to_numpy().tolist() == [[False] * 4, [True] * 4]
     assert back.loc["r1"].tolist() == [True, 1, 0.5, "x"]
+
+
+def test_what_needs_r_says_so_when_r_is_absent(results, monkeypatch):
+    import builtins
+
+    from r_bridge import RUnavailableError, load_dataset, r_available, rsession, to_r
+
+    real_import = builtins.__import__
+
+    def import_without_rpy2(name, *args, **kwargs):
+        if name.startswith("rpy2"):
+            raise ImportError("No module named 'rpy2'")
+        return real_import(name, *args, **kwargs)
+
+    rsession.rinterface.cache_clear()
+    monkeypatch.setattr(builtins, "__import__", import_without_rpy2)
+    try:
+        assert not r_available()
+        with pytest.raises(RUnavailableError, match=r"needs R and rpy2.*csvm-stats\[r\]"):
+            to_r(results)
+        with pytest.raises(RUnavailableError, match="needs R and rpy2"):
+            load_dataset("mtcars")
+    finally:
+        monkeypatch.undo()
+        rsession.rinterface.cache_clear()
