@@ -1,0 +1,259 @@
+"""The csvm-stats command line end to end on temporary files, and the saved-model format's safety."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats.cli import (
+    EXIT_DATA,
+    EXIT_FILE,
+    EXIT_FORMULA,
+    EXIT_INFEASIBLE,
+    EXIT_OK,
+    EXIT_USAGE,
+    main,
+)
+from csvm_stats.exceptions import DataError
+from csvm_stats.model import CSVM
+from csvm_stats.persistence import ModelFileError, load_model, save_model
+
+FORMULA = "y ~ . - id"
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "x1": rng.normal(size=n),
+            "x2": rng.normal(size=n),
+            "grp": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    signal = frame["x1"] + 0.5 * frame["x2"] + 0.4 * (frame["grp"] == "b") + 0.7 * rng.normal(size=n)
+    frame["y"] = np.where(signal > 0, "pos", "neg")
+    return frame
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    train = tmp_path / "train.csv"
+    _frame(160, 1).to_csv(train, index=False)
+    new = tmp_path / "new.parquet"
+    _frame(40, 2).drop(columns="y").to_parquet(new)
+    return {"train": train, "new": new, "dir": tmp_path}
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_fit_prints_summary_and_save_then_predict_matches_the_fit(files, capsys):
+    model_file = files["dir"] / "model.csvm"
+    code, out, err = _run(
+        ["fit", files["train"], "-f", FORMULA, "--tpr-min", "0.8", "--bound", "binomial", "--positive", "pos",
+         "--save", model_file],
+        capsys,
+    )
+    assert code == EXIT_OK, err
+    assert "Constrained SVM (CSVM) Results" in out and "Confidence statements" in out
+    assert "grp[T.b]" in out and model_file.is_file()
+
+    code, out, err = _run(["predict", model_file, files["new"]], capsys)
+    assert code == EXIT_OK, err
+    predicted = pd.read_csv(io.StringIO(out), index_col="row")
+    assert list(predicted.columns) == ["predicted", "decision"]
+
+    data = pd.read_csv(files["train"])
+    fitted = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial", positive="pos").fit(random_state=0)
+    new = pd.read_parquet(files["new"])
+    assert predicted["predicted"].tolist() == fitted.predict(new).tolist()
+    np.testing.assert_allclose(predicted["decision"], fitted.decision_function(new), rtol=1e-9, atol=1e-9)
+
+
+def test_fit_writes_json_and_html(files, capsys):
+    json_file, html_file = files["dir"] / "report.json", files["dir"] / "report.html"
+    code, _, err = _run(["fit", files["train"], "-f", FORMULA, "--tnr-min", "0.8", "--format", "json", "-o", json_file], capsys)
+    assert code == EXIT_OK, err
+    report = json.loads(json_file.read_text())
+    assert set(report["rates"]) == {"tnr"} and report["solver"]["status"] == "optimal"
+    n_negative = int((pd.read_csv(files["train"])["y"] == "neg").sum())
+    assert report["rates"]["tnr"]["heldout_n"] == pytest.approx(n_negative / 4, abs=1)
+    code, _, err = _run(["fit", files["train"], "-f", FORMULA, "--format", "html", "-o", html_file], capsys)
+    assert code == EXIT_OK, err
+    assert "<table" in html_file.read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["fit", "{dir}/absent.csv", "-f", FORMULA], EXIT_FILE, "does not exist"),
+        (["fit", "{dir}/train.xlsx", "-f", FORMULA], EXIT_FILE, "does not exist"),
+        (["fit", "{train}", "-f", "y ~ x1 +"], EXIT_FORMULA, "cannot parse"),
+        (["fit", "{train}", "-f", "y ~ nothere"], EXIT_FORMULA, "nothere"),
+        (["fit", "{train}", "-f", "y ~ x1", "--positive", "maybe"], EXIT_DATA, "maybe"),
+        (["fit", "{train}", "-f", "y ~ x1", "--tpr-min", "0.99", "--tnr-min", "0.99", "--bound", "none"],
+         EXIT_INFEASIBLE, "infeasible"),
+        (["predict", "{dir}/absent.csvm", "{new}"], EXIT_FILE, "does not exist"),
+    ],
+)
+def test_errors_have_distinct_exit_codes_and_say_what_is_wrong(files, capsys, argv, code, message):
+    argv = [a.format(dir=files["dir"], train=files["train"], new=files["new"]) for a in argv]
+    got, _, err = _run(argv, capsys)
+    assert got == code
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_values_and_unknown_format_are_reported(files, capsys):
+    bad = files["dir"] / "na.csv"
+    bad.write_text("x1,x2,y\n1,2,a\n3,,b\n4,5,a\n")
+    code, _, err = _run(["fit", bad, "-f", "y ~ ."], capsys)
+    assert code == EXIT_DATA and "missing values" in err
+    odd = files["dir"] / "data.xlsx"
+    odd.write_text("not a table")
+    code, _, err = _run(["fit", odd, "-f", "y ~ ."], capsys)
+    assert code == EXIT_FILE and "cannot tell the format" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "data.csv"])
+    assert stop.value.code == EXIT_USAGE
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "data.csv", "-f", "y ~ .", "--tpr-min", "1.5"])
+    assert stop.value.code == EXIT_USAGE
+
+
+def test_entry_point_runs_as_a_process(files):
+    done = subprocess.run(
+        [sys.executable, "-m", "csvm_stats", "predict", str(files["dir"] / "absent.csvm"), str(files["new"])],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == EXIT_FILE
+    assert "csvm-stats predict: file error" in done.stderr
+
+
+# ---------------------------------------------------------------------- the saved format
+@pytest.fixture()
+def saved(files) -> tuple[Path, pd.DataFrame]:
+    data = pd.read_csv(files["train"])
+    results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial", kernel="rbf").fit(random_state=0)
+    path = save_model(results, files["dir"] / "rbf.csvm")
+    new = pd.read_parquet(files["new"])
+    assert load_model(path).predict(new).tolist() == results.predict(new).tolist()
+    return path, new
+
+
+def _rewrite(path: Path, target: Path, *, metadata=None, extra: dict[str, bytes] | None = None) -> Path:
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, "w") as copy:
+        for info in source.infolist():
+            body = source.read(info.filename)
+            if info.filename == "model.json" and metadata is not None:
+                meta = json.loads(body)
+                metadata(meta)
+                body = json.dumps(meta).encode()
+            copy.writestr(info.filename, body)
+        for name, body in (extra or {}).items():
+            copy.writestr(name, body)
+    return target
+
+
+class _Payload:
+    """Unpickling this would create the marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_pickle_inside_the_archive_is_refused_without_running(saved, tmp_path):
+    path, _ = saved
+    marker = tmp_path / "pwned"
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([_Payload(marker)], dtype=object), allow_pickle=True)
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(tmp_path / "evil.csvm", "w") as copy:
+        for info in source.infolist():
+            body = buffer.getvalue() if info.filename == "arrays/coef.npy" else source.read(info.filename)
+            copy.writestr(info.filename, body)
+    with pytest.raises(ModelFileError, match="arrays/coef.npy"):
+        load_model(tmp_path / "evil.csvm")
+    assert not marker.exists()
+
+
+def test_a_pickle_file_is_not_a_model(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "model.csvm"
+    evil.write_bytes(pickle.dumps(_Payload(marker)))
+    with pytest.raises(ModelFileError, match="not a ZIP archive"):
+        load_model(evil)
+    assert not marker.exists()
+
+
+def test_a_formula_term_with_python_code_is_never_evaluated(saved, tmp_path):
+    path, new = saved
+    marker = tmp_path / "pwned"
+    code = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+
+    def inject(meta):
+        meta["formula"]["terms"].append([code])
+
+    model = load_model(_rewrite(path, tmp_path / "code.csvm", metadata=inject))
+    with pytest.raises(DataError):
+        model.predict(new)
+    assert not marker.exists()
+
+    def backtick(meta):
+        meta["formula"]["terms"].append(["x1` + np.log(`x2"])
+
+    with pytest.raises(ModelFileError, match="bad column name"):
+        load_model(_rewrite(path, tmp_path / "tick.csvm", metadata=backtick))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m.update(format_version=99), "format version 99"),
+        (lambda m: m.update(format="something-else"), "format is"),
+        (lambda m: m["kernel"].update(name="callable"), "kernel.name"),
+        (lambda m: m["labels"].update(positive="other"), "labels.positive"),
+    ],
+)
+def test_tampered_metadata_is_refused(saved, tmp_path, change, message):
+    path, _ = saved
+    with pytest.raises(ModelFileError, match=message):
+        load_model(_rewrite(path, tmp_path / "tampered.csvm", metadata=change))
+
+
+def test_unexpected_members_are_refused(saved, tmp_path):
+    path, _ = saved
+    with pytest.raises(ModelFileError, match="unexpected member"):
+        load_model(_rewrite(path, tmp_path / "extra.csvm", extra={"run_me.py": b"print('hi')"}))
+
+
+def test_formula_with_python_expressions_cannot_be_saved(files):
+    data = pd.read_csv(files["train"])
+    results = CSVM.from_formula("y ~ x1 + np.exp(x2)", data).fit(random_state=0)
+    with pytest.raises(DataError, match="Python expressions"):
+        save_model(results, files["dir"] / "expr.csvm")
+
+
+def test_demo_fits_wisconsin_and_compares_with_the_plain_svm(capsys):
+    code, out, err = _run(["demo", "--time-limit", "60"], capsys)
+    assert code == EXIT_OK, err
+    assert "positive class        'malignant'" in out.lower() or "'malignant'" in out
+    assert "Confidence statements" in out and "Held-out comparison" in out
+    assert "plain SVM" in out and "CSVM, TPR >= 0.9" in out
