@@ -121,7 +121,7 @@ def one_split(name, X, y, train, test, args, seed, with_cebb2):
     probs["CEBB1"] = cebb1.predict_proba(X_te)[:, 1]
     share = np.column_stack([np.mean(cebb1.bootstrap_scores(X_te, t) >= 0, axis=1) for t in range(len(cebb1.rho_))])
     probs["EBB best"] = share[:, int(np.nanargmax(cebb1.reliability_))]
-    probs["EBB"] = share @ cebb1.rho_
+    probs["EBB"] = np.clip(share @ cebb1.rho_, 0.0, 1.0)  # rho sums to 1 up to rounding
     timing["EBB+CEBB1"] = time.perf_counter() - start
 
     cebb2_info = None
