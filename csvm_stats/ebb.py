@@ -60,7 +60,7 @@ from csvm_stats.bootstrap import (
     fit_csvm_batch,
     fit_svm_batch,
 )
-from csvm_stats.bounds import BOUNDS, CappedTargetWarning, adjust_target
+from csvm_stats.bounds import BOUNDS, AdjustedTarget, CappedTargetWarning, adjust_target
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import KERNELS, Kernel, resolve_kernel
 
@@ -124,6 +124,8 @@ class EBB(ClassifierMixin, BaseEstimator):
     fit_records_ : CEBB2 only, one row per CSVM fit.
     n_fits_, n_optimal_, n_failed_ : CEBB2 only, fits attempted, proven
         optimal (including those settled by the unconstrained SVM) and left out.
+    n_capped_ : CEBB2 only, bootstrap samples whose required count was capped
+        at all anchor points of a class (warned).
     """
 
     def __init__(
@@ -252,7 +254,6 @@ class EBB(ClassifierMixin, BaseEstimator):
         if self.variant == "cebb1":
             kind, target = next(iter(rates.items()))
             self._fit_threshold(X, y_pm, kind, target)
-        self.X_fit_ = X
         return self
 
     def _run(self, tasks: list, label: str) -> list:
@@ -268,7 +269,17 @@ class EBB(ClassifierMixin, BaseEstimator):
     def _run_cebb2(self, X, y_pm, S, kernels, C_grid, rates) -> list[BatchFits]:
         from csvm_stats.engine import DEFAULT_BIG_M
 
-        counts = [self._anchor_counts(y_pm[row > 0], rates) for row in S]
+        targets = [self._anchor_targets(y_pm[row > 0], rates) for row in S]
+        counts = [{k: t.count for k, t in row.items()} for row in targets]
+        self.n_capped_ = sum(any(t.capped for t in row.values()) for row in targets)
+        if self.n_capped_:
+            warnings.warn(
+                f"in {self.n_capped_} of {len(S)} bootstrap samples the {self.bound} margin at alpha={self.alpha:g} "
+                "asked for more than all anchor points of a class; the requirement was capped at all of them "
+                "(bound='none' uses the plain share).",
+                CappedTargetWarning,
+                stacklevel=3,
+            )
         results = self._run(
             [delayed(fit_csvm_batch)(X, y_pm, S[rows], rows.start, kern, C_grid, self.reliability,
                                      counts[rows], self.solver, float(self.time_limit), DEFAULT_BIG_M)
@@ -304,12 +315,12 @@ class EBB(ClassifierMixin, BaseEstimator):
             )
         return [fits for fits, _, _ in results]
 
-    def _anchor_counts(self, y_anchor: np.ndarray, rates: dict[str, float]) -> dict[str, int]:
-        """Required anchor counts for one bootstrap sample's distinct points."""
+    def _anchor_targets(self, y_anchor: np.ndarray, rates: dict[str, float]) -> dict[str, AdjustedTarget]:
+        """Required anchor counts for one bootstrap sample's distinct points (capping reported by the caller)."""
         sizes = {"tpr": int(np.sum(y_anchor > 0)), "tnr": int(np.sum(y_anchor < 0)), "acc": int(y_anchor.size)}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CappedTargetWarning)
-            return {k: adjust_target(p0, sizes[k], self.alpha, self.bound, what=k).count for k, p0 in rates.items()}
+            return {k: adjust_target(p0, sizes[k], self.alpha, self.bound, what=k) for k, p0 in rates.items()}
 
     def _collect(self, X: np.ndarray, batches: list[BatchFits], kernels: list[Kernel], n_C: int) -> None:
         per_kernel = len(batches) // len(kernels)

@@ -193,3 +193,15 @@ def test_three_classes_are_refused(cancer):
 @parametrize_with_checks([EBB(n_bootstrap=5, C_grid=[1.0], random_state=0)])
 def test_scikit_learn_estimator_contract(estimator, check):
     check(estimator)
+
+
+def test_cebb2_reports_capped_requirements(cancer):
+    from csvm_stats.bounds import CappedTargetWarning
+
+    X, y = cancer
+    with pytest.warns(CappedTargetWarning, match="capped"):
+        model = EBB(C_grid=[1.0], n_bootstrap=2, variant="cebb2", tpr_min=0.95, bound="hoeffding", random_state=0)
+        model.fit(X[:60], y[:60])
+    assert model.n_capped_ == 2
+    assert all(r == {"tpr": int((y[:60][np.flatnonzero(s)] > 0).sum())}
+               for r, s in zip(model.fit_records_["required"], bootstrap_multiplicities(y[:60], 2, np.random.SeedSequence(0))))
