@@ -29,7 +29,7 @@ from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolut
 from csvm_stats.kernels import FeatureMap, Kernel, factorise, resolve_kernel
 from csvm_stats.problem import RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, rate_requirements
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
-from csvm_stats.warmstart import WarmStart, shifted_intercept_start
+from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
 
 DEFAULT_BIG_M = 100.0
 
@@ -161,16 +161,16 @@ def fit_csvm(
     start: WarmStart | None = None
     if warm_start:
         start = shifted_intercept_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements)
-    x0 = upper = None
+    x0 = upper = reference = None
     if start is not None:
         x0 = np.r_[start.w, start.b, start.xi, start.z]
         upper = start.objective
-    problem: CSVMProblem = build_primal(
-        phi_i, y_i, phi_j, y_j, C=C, min_counts=counts, big_m=big_m, sample_weight=weight, start=x0, upper=upper
-    )
+        reference = svm_reference(phi_i, y_i, C, weight)
+    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=reference)
+    problem: CSVMProblem = build_primal(phi_i, y_i, phi_j, y_j, start=x0, **build)
     if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
         # the user's M is smaller than the warm start needs: the start is not feasible for this model
-        problem = build_primal(phi_i, y_i, phi_j, y_j, C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper)
+        problem = build_primal(phi_i, y_i, phi_j, y_j, **build)
 
     solution = solve(problem.miqp, solver, options)
     record = solution.record

@@ -18,17 +18,15 @@ r"""The CSVM as one solver-neutral mixed-integer quadratic program.
     y_j(w^\top \phi_j + b) \ge 1 - M_j (1 - z_j) \ (j \in J);\quad
     \sum_{j \in J_c} z_j \ge k_c \ (c \in \{\mathrm{tpr}, \mathrm{tnr}, \mathrm{acc}\}).
 
-Valid tightening. Given the objective U of any feasible point (the warm
-start), every solution at least as good satisfies
-:math:`\|w\|^2 \le U` and :math:`C s_i \xi_i \le U`. For a positive training
-point, :math:`b \ge 1 - \xi_i - w^\top\phi_i \ge 1 - U/(C s_i) - \sqrt U \|\phi_i\|`,
-and symmetrically :math:`b \le -1 + U/(C s_i) + \sqrt U \|\phi_i\|` for a
-negative one; so :math:`b \in [b_{lo}, b_{hi}]`. Then for every anchor point
-:math:`1 - y_j(w^\top \phi_j + b) \le 1 + \sqrt U \|\phi_j\| - y_j b
-\le M^*_j`, and the big-M constant :math:`M_j = \min(M, M^*_j)` removes no
-solution that the user's M admits and that could be optimal. With
-``big_m=None`` the exact model is meant: the proven :math:`M^*_j` is used where
-it exists, indicator constraints otherwise.
+Valid tightening. Given the objective U of a feasible point (the warm
+start), :mod:`csvm_stats.tightening` bounds w, b, xi and every anchor margin
+over all solutions at least as good. The big-M constant becomes
+:math:`M_j = \min(M, M^*_j)` with the proven :math:`M^*_j = 1 - \ell_j`, and
+anchor points whose margin constraint always (never) holds get
+:math:`z_j = 1` (:math:`z_j = 0`) fixed; this removes no solution that the
+user's M admits and that could be optimal. With ``big_m=None`` the exact
+model is meant: the proven :math:`M^*_j` is used where it exists, indicator
+constraints otherwise.
 
 :func:`build_partial_dual` writes the paper's kernel formulation (its
 problem (CSVM)) for reference and tests.
@@ -41,6 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+
+from csvm_stats.tightening import PrimalBounds, SVMReference, primal_bounds
 
 RATE_KINDS: tuple[str, ...] = ("tpr", "tnr", "acc")
 RATE_NAMES = {"tpr": "true positive rate", "tnr": "true negative rate", "acc": "accuracy"}
@@ -129,39 +129,6 @@ def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> li
 
 
 @dataclass(frozen=True)
-class PrimalBounds:
-    """Bounds valid for every solution with objective at most ``upper``."""
-
-    upper: float
-    w_abs: float
-    xi_hi: np.ndarray
-    b_lo: float
-    b_hi: float
-
-
-def primal_bounds(
-    upper: float, phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray
-) -> PrimalBounds:
-    """Bounds on w, xi and b implied by ``objective <= upper`` (module docstring)."""
-    U = upper * (1.0 + 1e-7) + 1e-9
-    root = np.sqrt(U)
-    xi_hi = U / (C * weight)
-    norms = np.linalg.norm(phi_train, axis=1)
-    pos, neg = y_train > 0, y_train < 0
-    b_lo = float(np.max(1.0 - xi_hi[pos] - root * norms[pos])) if pos.any() else -np.inf
-    b_hi = float(np.min(-1.0 + xi_hi[neg] + root * norms[neg])) if neg.any() else np.inf
-    return PrimalBounds(U, root, xi_hi, b_lo, b_hi)
-
-
-def anchor_big_m(phi_anchor: np.ndarray, y_anchor: np.ndarray, bounds: PrimalBounds | None) -> np.ndarray:
-    """Proven per-point M*_j = 1 + sqrt(U) ||phi_j|| - y_j b_extreme (inf without bounds)."""
-    if bounds is None:
-        return np.full(y_anchor.shape[0], np.inf)
-    worst_b = np.where(y_anchor > 0, -bounds.b_lo, bounds.b_hi)
-    return 1.0 + bounds.w_abs * np.linalg.norm(phi_anchor, axis=1) + worst_b
-
-
-@dataclass(frozen=True)
 class CSVMProblem:
     """The primal CSVM: its MIQP plus what is needed to read a solution back."""
 
@@ -183,12 +150,13 @@ def build_primal(
     sample_weight: np.ndarray,
     start: np.ndarray | None = None,
     upper: float | None = None,
+    reference: SVMReference | None = None,
 ) -> CSVMProblem:
     """Primal CSVM on feature rows; variables ordered ``[w, b, xi, z]``.
 
     ``upper`` (the objective of ``start``) enables the valid tightening of the
-    module docstring. Anchor points whose M_j is infinite get indicator
-    constraints.
+    module docstring, made much stronger by ``reference``, the plain SVM on I.
+    Anchor points whose M_j is infinite get indicator constraints.
     """
     n_i, p = phi_train.shape
     n_j = phi_anchor.shape[0]
@@ -206,13 +174,16 @@ def build_primal(
     lb = np.r_[np.full(p, -np.inf), -np.inf, np.zeros(n_i), np.zeros(n_j)]
     ub = np.r_[np.full(p, np.inf), np.inf, np.full(n_i, np.inf), np.ones(n_j)]
     bounds = None
+    proven = np.full(n_j, np.inf)
     if upper is not None and np.isfinite(upper):
-        bounds = primal_bounds(upper, phi_train, y_train, C, sample_weight)
-        lb[blocks["w"]], ub[blocks["w"]] = -bounds.w_abs, bounds.w_abs
+        bounds = primal_bounds(upper, phi_train, y_train, phi_anchor, y_anchor, C, sample_weight, reference)
+        lb[blocks["w"]], ub[blocks["w"]] = bounds.w_lo, bounds.w_hi
         lb[p], ub[p] = bounds.b_lo, bounds.b_hi
         ub[blocks["xi"]] = bounds.xi_hi
-
-    proven = anchor_big_m(phi_anchor, y_anchor, bounds)
+        z = blocks["z"].start + np.arange(n_j)
+        lb[z[bounds.anchor_lo >= 1.0]] = 1.0  # the margin constraint always holds
+        ub[z[bounds.anchor_hi < 1.0]] = 0.0  # it never holds
+        proven = np.maximum(1.0 - bounds.anchor_lo, 0.0)
     m_j = proven if big_m is None else np.minimum(float(big_m), proven)
     use_big_m = np.isfinite(m_j)
 

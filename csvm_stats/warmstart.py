@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from csvm_stats.problem import RateRequirement
+from csvm_stats.tightening import SVMReference
 
 SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
 MARGIN_TOL = 1e-9
@@ -50,16 +51,34 @@ class WarmStart:
     objective: float
 
 
-def plain_svm(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float]:
-    """The SVM ``min w'w + C sum s_i xi_i`` on feature rows (libsvm with ``C/2``)."""
+def _fit_svc(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """libsvm on ``min w'w + C sum s_i xi_i`` (its C is C/2): direction, intercept, dual value.
+
+    The dual value is returned on the CSVM scale, ``2 (sum alpha - ||w||^2 / 2)``,
+    a lower bound on the optimum by weak duality.
+    """
     svc = SVC(kernel="precomputed", C=C / 2.0, tol=1e-6)
-    gram = phi @ phi.T
-    svc.fit(gram, y, sample_weight=weight)
-    w = svc.dual_coef_[0] @ phi[svc.support_]
+    svc.fit(phi @ phi.T, y, sample_weight=weight)
+    coef = svc.dual_coef_[0]
+    w = coef @ phi[svc.support_]
     b = float(svc.intercept_[0])
+    dual = 2.0 * (np.abs(coef).sum() - 0.5 * float(w @ w))
     if svc.classes_[1] != 1:  # libsvm's sign convention follows classes_ order
         w, b = -w, -b
+    return w, b, dual
+
+
+def plain_svm(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float]:
+    """The SVM ``min w'w + C sum s_i xi_i`` on feature rows: ``(w, b)``."""
+    w, b, _ = _fit_svc(phi, y, C, weight)
     return w, b
+
+
+def svm_reference(phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray) -> SVMReference:
+    """The plain SVM on I with its primal value and a dual lower bound (for :mod:`csvm_stats.tightening`)."""
+    w, b, dual = _fit_svc(phi_train, y_train, C, weight)
+    primal = float(w @ w + C * weight @ np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b)))
+    return SVMReference(w, b, primal, dual)
 
 
 def _objective_for_intercepts(

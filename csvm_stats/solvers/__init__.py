@@ -22,7 +22,7 @@ __all__ = [
     "SOLVERS", "SolverFallbackWarning", "get_backend", "solve",
 ]
 
-SOLVERS: tuple[str, ...] = ("auto", "scip", "gurobi", "gurobi-miqp", "gurobi-oa")
+SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa")
 SIZE_LIMITED_LINEAR = 2000  # variables or constraints the pip licence allows for a linear model
 _size_limited_licence: list[bool] = []  # set once a licence error has been seen in this process
 
@@ -34,7 +34,9 @@ class SolverFallbackWarning(UserWarning):
 def get_backend(name: str) -> Backend:
     """The backend registered under ``name`` (``"auto"`` is resolved by :func:`solve`)."""
     if name == "scip":
-        return ScipBackend()
+        return ScipBackend("nonlinear")
+    if name == "scip-tangents":
+        return ScipBackend("tangents")
     if name == "gurobi":
         return GurobiBackend("auto")
     if name == "gurobi-miqp":

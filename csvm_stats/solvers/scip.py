@@ -17,6 +17,7 @@ import numpy as np
 
 from csvm_stats.exceptions import SolverUnavailableError
 from csvm_stats.problem import MIQP
+from csvm_stats.solvers.scip_tangents import make_tangent_handler
 from csvm_stats.solvers._common import Stopwatch, finite_or_none, relative_gap, sparse_rows
 from csvm_stats.solvers.base import Solution, SolveRecord, SolverOptions, Status
 
@@ -36,6 +37,7 @@ _STATUS = {
 }
 
 
+FORMULATIONS: tuple[str, ...] = ("tangents", "nonlinear")
 NLP_HEURISTICS: tuple[str, ...] = ("subnlp", "nlpdiving", "mpec", "undercover", "multistart")
 
 
@@ -54,7 +56,10 @@ class ScipBackend:
 
     name = "scip"
 
-    def __init__(self, params: dict | None = None) -> None:
+    def __init__(self, formulation: str = "nonlinear", params: dict | None = None) -> None:
+        if formulation not in FORMULATIONS:
+            raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}.")
+        self.formulation = formulation
         self.params = dict(params or {})
 
     def available(self) -> bool:
@@ -110,7 +115,7 @@ class ScipBackend:
             for k in range(problem.n_vars)
         ]
         self._add_rows(model, problem, x)
-        epigraph = self._add_epigraph(model, problem, x)
+        epigraph = self._add_epigraph(model, problem, x, options)
 
         if problem.start is not None:
             sol = model.createSol()
@@ -162,10 +167,25 @@ class ScipBackend:
                 expr = scip.quicksum(float(v) * x[c] for c, v in zip(cols, vals))
                 model.addConsIndicator(expr >= float(ind.rhs[k]), binvar=x[int(ind.binary[k])])
 
-    @staticmethod
-    def _add_epigraph(model, problem: MIQP, x: list) -> "_Epigraph":
+    def _add_epigraph(self, model, problem: MIQP, x: list, options: SolverOptions) -> "_Epigraph":
         scip = _import_scip()
         Q = problem.Q.tocoo()
+        if problem.separable and self.formulation == "tangents":
+            keep = Q.data != 0
+            idx, q = Q.row[keep], Q.data[keep]
+            ts = [model.addVar(lb=0.0, obj=float(qk)) for qk in q]
+            xs = [x[int(k)] for k in idx]
+            handler = make_tangent_handler(scip, xs, ts, 2.0 * options.feasibility_tol)()
+            model.includeConshdlr(
+                handler, "csvm_tangents", "t_k >= x_k^2 by tangent cuts", sepapriority=1, enfopriority=-1,
+                chckpriority=-1, sepafreq=1, propfreq=-1, eagerfreq=-1, maxprerounds=0, needscons=True,
+            )
+            model.addPyCons(model.createCons(handler, "tangents", propagate=False))
+            if problem.start is not None:  # the tangent at the start keeps the start feasible
+                for t, k in zip(ts, idx):
+                    a = float(problem.start[int(k)])
+                    model.addCons(t - 2.0 * a * x[int(k)] >= -a * a)
+            return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "linear outer approximation (tangent cuts)")
         if problem.separable:
             keep = Q.data != 0
             idx, q = Q.row[keep], Q.data[keep]
