@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
-from csvm_stats.kernels import FeatureMap, Kernel, factorise, resolve_kernel
+from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.problem import RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, rate_requirements
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
@@ -194,6 +194,9 @@ def fit_csvm(
     x = solution.x
     blocks = problem.miqp.blocks
     coef, b = x[blocks["w"]], float(x[blocks["b"]][0])
+    if kern.is_linear and fmap.reference is not None:  # back from the factorised map to the columns
+        coef = fmap.reference.T @ fmap.expansion_coefficients(coef)
+        fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
     z = np.round(x[blocks["z"]])
     return CSVMFit(
         coef=coef,

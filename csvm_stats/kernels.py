@@ -139,9 +139,11 @@ class FeatureMap:
         return self.projection @ coef
 
 
-def linear_map(n_features: int) -> FeatureMap:
-    """The identity feature map of the linear kernel."""
-    return FeatureMap(Kernel("linear"), rank=n_features, numerical_rank=n_features, exact=True)
+def linear_map(n_features: int, rank: int | None = None, numerical_rank: int | None = None) -> FeatureMap:
+    """The identity feature map of the linear kernel (``rank`` < numerical rank: approximate)."""
+    r = n_features if rank is None else rank
+    nr = n_features if numerical_rank is None else numerical_rank
+    return FeatureMap(Kernel("linear"), rank=r, numerical_rank=nr, exact=r == nr)
 
 
 def factorise(kernel: Kernel, reference: np.ndarray, rank: int | None = None) -> tuple[FeatureMap, np.ndarray]:
@@ -149,9 +151,12 @@ def factorise(kernel: Kernel, reference: np.ndarray, rank: int | None = None) ->
 
     Eigenvalues below ``RELATIVE_EIGEN_TOL * max eigenvalue`` are treated as zero
     (numerical rank). ``rank`` smaller than the numerical rank truncates and
-    marks the map as approximate.
+    marks the map as approximate. The linear kernel keeps the identity map
+    unless there are more columns than reference rows (or a rank is asked
+    for): then the factorisation of X X' has at most n columns, and since the
+    optimal w lies in the span of the rows, solving on it loses nothing.
     """
-    if kernel.is_linear:
+    if kernel.is_linear and rank is None and reference.shape[1] <= reference.shape[0]:
         return linear_map(reference.shape[1]), reference
     K = kernel(reference, reference)
     K = 0.5 * (K + K.T)

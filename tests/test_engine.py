@@ -259,3 +259,18 @@ def test_scip_tangent_formulation_reaches_the_same_optimum(wisconsin):
     tangents = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="scip-tangents", options=TIGHT)
     assert "tangent" in tangents.record.formulation and tangents.record.status is Status.OPTIMAL
     assert tangents.objective == pytest.approx(nonlinear.objective, rel=1e-5)
+
+
+def test_linear_kernel_with_more_columns_than_rows_solves_on_the_row_space(wisconsin):
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(40, 300))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+    Xi, yi, Xj, yj = X[:25], y[:25], X[25:], y[25:]
+    counts = {"tpr": int((yj > 0).sum())}
+    wide = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="scip", options=TIGHT)
+    assert wide.coef.shape == (300,) and wide.feature_map.exact and wide.feature_map.reference is None
+    # the same problem through the explicit linear kernel callable (Gram factorisation)
+    gram = fit_csvm(Xi, yi, Xj, yj, kernel=lambda A, B: A @ B.T, min_counts=counts, solver="scip", options=TIGHT)
+    assert wide.objective == pytest.approx(gram.objective, rel=1e-6)
+    np.testing.assert_allclose(wide.decision_function(X), gram.decision_function(X), atol=1e-4)
+    assert np.all(yj[yj > 0] * wide.decision_function(Xj[yj > 0]) >= 1 - 1e-6)
