@@ -145,22 +145,24 @@ class ConstrainedROCDisplay:
             p0 = self.targets["tpr"]
             ax.axhspan(p0, 1.02, color="tab:green", alpha=0.10, lw=0)
             ax.axhline(p0, color="tab:green", lw=1)
-            ax.text(0.98, p0 - 0.01, f"required TPR >= {p0:g}", ha="right", va="top", color="tab:green", fontsize=8)
+            ax.text(0.98, p0, f"required TPR >= {p0:g}", ha="right", va="top", color="tab:green", fontsize=8,
+                    transform=ax.get_yaxis_transform())
         if "tnr" in self.targets:
             p0 = self.targets["tnr"]
             ax.axvspan(-0.02, 1 - p0, color="tab:purple", alpha=0.10, lw=0)
             ax.axvline(1 - p0, color="tab:purple", lw=1)
-            ax.text(1 - p0 + 0.01, 0.02, f"required TNR >= {p0:g}", rotation=90, va="bottom", color="tab:purple", fontsize=8)
+            ax.text(1 - p0, 0.02, f"required TNR >= {p0:g} ", rotation=90, ha="left", va="bottom", color="tab:purple",
+                    fontsize=8, transform=ax.get_xaxis_transform())
         for sample, (fpr, tpr) in self.curves.items():
             color, line, _ = styles.get(sample, ("black", "-", "o"))
-            ax.step(fpr, tpr, where="post", color=color, ls=line, lw=1.3, label=f"ROC, {sample} sample")
+            ax.step(fpr, tpr, where="post", color=color, ls=line, lw=1.3, label=f"ROC, {sample}")
         for point in self.points:
             color, _, marker = styles.get(point.sample, ("black", "-", "o"))
             ax.plot(point.fpr, point.tpr, marker=marker, ms=8, color=color, mec="black", ls="none",
-                    label=f"{self.name} at threshold 0 ({point.sample}): FPR {point.fpr:.3f}, TPR {point.tpr:.3f}")
+                    label=f"threshold 0, {point.sample}: FPR {point.fpr:.3f}, TPR {point.tpr:.3f}")
             if point.sample == "holdout":
                 ax.errorbar(point.fpr, point.tpr, yerr=[[point.tpr - point.tpr_lower], [0]], color=color, capsize=4,
-                            lw=1.2, label=f"held-out TPR lower {1 - self.alpha:.0%} bound {point.tpr_lower:.3f}")
+                            lw=1.2, label=f"held-out TPR >= {point.tpr_lower:.3f} ({1 - self.alpha:.0%} lower bound)")
         ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls=":")
         ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="false positive rate (1 - TNR)",
                ylabel="true positive rate", title=f"{self.name}: ROC and constrained region")
