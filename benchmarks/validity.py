@@ -95,10 +95,9 @@ def run(reps: int, n_jobs: int, out: Path, seed0: int = 20261130) -> pd.DataFram
     rows = []
     for n, dim, p0, alpha, bound in SETTINGS:
         start = time.perf_counter()
-        out = Parallel(n_jobs=n_jobs)(
-            delayed(one_repetition)(n, dim, p0, alpha, bound, seed0 + k) for k in range(reps)
+        frame = pd.DataFrame(
+            Parallel(n_jobs=n_jobs)(delayed(one_repetition)(n, dim, p0, alpha, bound, seed0 + k) for k in range(reps))
         )
-        frame = pd.DataFrame(out)
         limit = int(binom.ppf(0.99, reps, alpha))
         for name in STATEMENTS:
             fails = int(frame[f"fail_{name}"].sum())
