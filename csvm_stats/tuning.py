@@ -86,7 +86,7 @@ from tqdm.auto import tqdm
 
 from csvm_stats.bounds import AdjustedTarget, CappedTargetWarning, adjust_target
 from csvm_stats.design import Standardizer, split_samples
-from csvm_stats.exceptions import CSVMError, DataError
+from csvm_stats.exceptions import CSVMError, DataError, NoSolutionError
 from csvm_stats.solvers.base import SolverOptions
 
 Criterion = Literal["accuracy", "gmean", "youden"]
@@ -370,7 +370,10 @@ def _inner_folds(X: pd.DataFrame, y: np.ndarray, settings: _Settings, seed: int)
 def _select(scores: np.ndarray, pairs: list[tuple[float, float]]) -> tuple[float, float]:
     """Pair with the largest mean score; ties to the last pair in grid order; NaN never wins."""
     if np.all(np.isnan(scores)):
-        raise CSVMError("no grid pair could be validated (every inner fit failed); see the fold messages.")
+        raise NoSolutionError(
+            "no grid pair could be validated: every inner CSVM fit failed; relax the requirement "
+            "or raise the time limit."
+        )
     best = np.nanmax(scores)
     return pairs[int(np.flatnonzero(scores == best)[-1])]
 
@@ -378,7 +381,7 @@ def _select(scores: np.ndarray, pairs: list[tuple[float, float]]) -> tuple[float
 @dataclass(frozen=True)
 class _CSVMOutcome:
     rates: Rates | None
-    target: AdjustedTarget | None
+    target: AdjustedTarget
     anchor_rate: float
     status: str
     solve_time: float
@@ -488,11 +491,9 @@ def _outer_fold(
                                  _fold_seed(fold_seed, 10**6))
         row = _row(k, spec.name, pair, outcome.rates, outcome.solve_time, solves + 1)
         row.update(
-            rate0=svm_rates.rate(spec.requirement.rate), p0=p0,
-            required=outcome.target.count if outcome.target else math.nan,
-            anchor_n=outcome.target.n if outcome.target else math.nan,
-            capped=outcome.target.capped if outcome.target else False,
-            anchor_rate=outcome.anchor_rate, status=outcome.status, message=outcome.message,
+            rate0=svm_rates.rate(spec.requirement.rate), p0=p0, required=outcome.target.count,
+            anchor_n=outcome.target.n, capped=outcome.target.capped, anchor_rate=outcome.anchor_rate,
+            status=outcome.status, message=outcome.message,
         )
         rows.append(row)
     cpu = time.process_time() - cpu_start
@@ -516,7 +517,8 @@ class NestedCVResult:
     """Per-fold results of :func:`nested_cv` and their summary.
 
     ``folds`` has one row per (outer fold, model) with the chosen C and gamma,
-    the outer-test TPR, TNR and accuracy and, for CSVM rows, the baseline rate
+    the outer-test TPR, TNR and accuracy, ``seconds`` spent in the final fit
+    (for the CSVM the solver's wall time of the outer solve) and, for CSVM rows, the baseline rate
     (``rate0``), the target ``p0``, the required anchor count out of
     ``anchor_n``, whether the margin was capped at all anchor points, the rate
     reached on the anchor sample, the solver status and time, and the number
