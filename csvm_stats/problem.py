@@ -57,11 +57,16 @@ class Indicators:
 
 @dataclass(frozen=True)
 class MIQP:
-    """A mixed-integer program with a convex quadratic objective (see module docstring).
+    r"""A mixed-integer program with a convex quadratic objective (see module docstring).
 
     ``Q`` is symmetric positive semi-definite; ``blocks`` names variable ranges
     (e.g. ``w``, ``b``, ``xi``, ``z``) so that results can be read back;
     ``start`` is an optional feasible point passed to the solver as MIP start.
+    ``tangent_points`` are points (values of the variables) at which a backend
+    that keeps a separable quadratic by epigraphs adds the tangent cuts
+    :math:`t_k \ge 2 a_k x_k - a_k^2` from the start: at the plain SVM's
+    solution they lift the first LP bound to about the SVM's optimum (the
+    linearisation of a convex objective at its minimiser has the same minimum).
     """
 
     Q: sp.csr_matrix
@@ -76,6 +81,7 @@ class MIQP:
     indicators: Indicators | None = None
     start: np.ndarray | None = field(default=None, repr=False)
     quadratic_vars: np.ndarray | None = None
+    tangent_points: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
     @property
     def n_vars(self) -> int:
@@ -214,8 +220,17 @@ def build_primal(
         Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators,
         start=start, quadratic_vars=np.arange(p),
+        tangent_points=_tangent_points(n, start, reference),
     )
     return CSVMProblem(miqp, m_j, requirements, bounds)
+
+
+def _tangent_points(n: int, start: np.ndarray | None, reference: SVMReference | None) -> tuple[np.ndarray, ...]:
+    """The warm start and the plain SVM's w (padded to a full variable vector)."""
+    points = [] if start is None else [start]
+    if reference is not None:
+        points.append(np.r_[reference.w, np.zeros(n - reference.w.size)])
+    return tuple(points)
 
 
 def build_partial_dual(

@@ -110,6 +110,8 @@ class GurobiBackend:
                         + gp.quicksum(float(problem.c[k]) * x[k] for k in np.flatnonzero(problem.c)),
                         gp.GRB.MINIMIZE,
                     )
+                if cuts is not None:
+                    cuts.add_tangents(problem.tangent_points)
                 if problem.start is not None:
                     x.Start = problem.start
                     if cuts is not None:
@@ -210,12 +212,17 @@ class _TangentCuts:
         return self.t[k] >= 2.0 * a * self.xq[k] - a * a
 
     def set_start(self, start: np.ndarray) -> None:
-        """Start t at x_k^2 and add the (exact) tangent at the start point."""
+        """Start t at x_k^2 (the start's tangent, among the tangent points, keeps it feasible)."""
         for k, var in enumerate(self.xq):
             a = float(start[var.index])
             self.t[k].Start = a * a
-            self.model.addConstr(self._cut(k, a))
-            self.n_cuts += 1
+
+    def add_tangents(self, points) -> None:
+        """Tangent cuts at the problem's tangent points, before the solve."""
+        for point in points:
+            for k, var in enumerate(self.xq):
+                self.model.addConstr(self._cut(k, float(point[var.index])))
+                self.n_cuts += 1
 
     def kelley(self, time_limit: float, max_rounds: int = 500, keep: int = 4) -> None:
         """Cutting-plane loop for a problem without binaries: solve, cut, repeat.

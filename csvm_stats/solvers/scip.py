@@ -181,10 +181,7 @@ class ScipBackend:
                 chckpriority=-1, sepafreq=1, propfreq=-1, eagerfreq=-1, maxprerounds=0, needscons=True,
             )
             model.addPyCons(model.createCons(handler, "tangents", propagate=False))
-            if problem.start is not None:  # the tangent at the start keeps the start feasible
-                for t, k in zip(ts, idx):
-                    a = float(problem.start[int(k)])
-                    model.addCons(t - 2.0 * a * x[int(k)] >= -a * a)
+            _add_tangents(model, problem, x, ts, idx)
             return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "linear outer approximation (tangent cuts)")
         if problem.separable:
             keep = Q.data != 0
@@ -192,11 +189,20 @@ class ScipBackend:
             ts = [model.addVar(lb=0.0, obj=float(qk)) for qk in q]
             for t, k in zip(ts, idx):
                 model.addCons(x[int(k)] * x[int(k)] <= t)
+            _add_tangents(model, problem, x, ts, idx)
             return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "epigraph per coordinate (t_k >= w_k^2)")
         t = model.addVar(lb=0.0, obj=1.0)
         quad = scip.quicksum(float(v) * x[int(i)] * x[int(j)] for i, j, v in zip(Q.row, Q.col, Q.data))
         model.addCons(quad <= t)
         return _Epigraph([t], [lambda s: float(s @ (problem.Q @ s))], "single epigraph (t >= x'Qx)")
+
+
+def _add_tangents(model, problem: MIQP, x: list, ts: list, idx: np.ndarray) -> None:
+    """Tangent cuts t_k >= 2 a_k x_k - a_k^2 at the problem's tangent points (all valid)."""
+    for point in problem.tangent_points:
+        for t, k in zip(ts, idx):
+            a = float(point[int(k)])
+            model.addCons(t - 2.0 * a * x[int(k)] >= -a * a)
 
 
 class _Epigraph:
