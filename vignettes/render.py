@@ -115,7 +115,7 @@ def render(script: Path, out_dir: Path = DEFAULT_OUT, *, quick: bool = False) ->
                         raise
                     completed = False
             notes = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
-            output = "\n".join([buffer.getvalue().rstrip(), *notes]).strip()
+            output = "\n".join([buffer.getvalue().rstrip(), *notes]).strip("\n")
             if output:
                 parts.append(f"```text\n{output}\n```")
             for number in plt.get_fignums():

@@ -1,0 +1,92 @@
+"""Every vignette executes at reduced size and renders to Markdown with its figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+VIGNETTES = REPO / "vignettes"
+SRBCT = Path(os.environ.get("CSVM_SRBCT_PATH", REPO.parent / "shared" / "data" / "srbct" / "SRBCT.rda"))
+
+
+def _renderer():
+    spec = importlib.util.spec_from_file_location("vignette_render", VIGNETTES / "render.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+render = _renderer()
+#: Figures each vignette draws at reduced size.
+EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 4, "03_srbct_from_r": 1}
+
+
+def test_every_vignette_is_listed():
+    assert {p.stem for p in render.vignette_scripts()} == set(EXPECTED_FIGURES)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FIGURES))
+def test_vignette_executes_and_renders(name, tmp_path):
+    if name == "03_srbct_from_r" and not SRBCT.is_file():
+        pytest.skip(f"SRBCT.rda is absent ({SRBCT}); set CSVM_SRBCT_PATH to run this vignette")
+    result = render.render(VIGNETTES / f"{name}.py", tmp_path, quick=True)
+    assert result.completed
+    text = result.document.read_text()
+    assert "Traceback" not in text
+    assert len(result.figures) == EXPECTED_FIGURES[name]
+    for figure in result.figures:
+        assert figure.stat().st_size > 5_000
+        assert f"({figure.parent.name}/{figure.name})" in text
+
+
+def test_renderer_splits_percent_cells():
+    cells = render.parse_cells("ignored\n# %% [markdown]\n# # Title\n# text\n# %%\nx = 1\n\n# %%\nprint(x)\n")
+    assert [c.kind for c in cells] == ["markdown", "code", "code"]
+    assert render._markdown(cells[0].source) == "# Title\ntext"
+
+
+def _r_chunks(rmd: Path) -> str:
+    """The R code of the ```{r} chunks of an R Markdown file, in order."""
+    chunks, inside = [], False
+    for line in rmd.read_text().splitlines():
+        if line.startswith("```{r"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside:
+            chunks.append(line)
+    return "\n".join(chunks)
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_r_markdown_vignette_code_runs(tmp_path):
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        pytest.skip("Rscript is not installed")
+    check = subprocess.run([rscript, "-e", "cat(requireNamespace('reticulate', quietly = TRUE))"],
+                           capture_output=True, text=True, timeout=60)
+    if check.stdout.strip() != "TRUE":
+        pytest.skip("the R package reticulate is not installed")
+    venv_python = Path(os.environ.get("CSVM_R_VENV", REPO / ".venv-r")) / "bin" / "python"
+    if not venv_python.is_file():
+        pytest.skip("Debian's reticulate needs the numpy<2 Python venv made by r_bridge/setup_r_env.sh; none found")
+    library = tmp_path / "library"
+    library.mkdir()
+    install = subprocess.run(["R", "CMD", "INSTALL", "--no-test-load", f"--library={library}",
+                              str(REPO / "r_bridge" / "csvmstats")], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr[-2000:]
+    script = tmp_path / "vignette.R"
+    script.write_text(_r_chunks(VIGNETTES / "csvmstats-intro.Rmd"))
+    env = {**os.environ, "R_LIBS": str(library), "RETICULATE_PYTHON": str(venv_python), "RPY2_CFFI_MODE": "ABI"}
+    done = subprocess.run([rscript, str(script)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "Confidence statements" in done.stdout
