@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the R-facing tests and print one line "R tests: N passed, N failed".
+# Run the R-facing tests and print one line "R-tests: N passed, N failed".
 #
 # 1. The rpy2-based pytest files (and the other r_bridge / r_api tests, as a
 #    check of the old numpy/pandas stack) inside the venv that
@@ -30,7 +30,7 @@ echo "== testthat (R package csvmstats)"
 mkdir -p "$work/library"
 if ! R CMD INSTALL --no-test-load --library="$work/library" "$repo_root/r_bridge/csvmstats" >"$work/install.log" 2>&1; then
     cat "$work/install.log" >&2
-    echo "R tests: 0 passed, 1 failed"
+    echo "R-tests: 0 passed, 1 failed"
     exit 1
 fi
 R_LIBS="$work/library" Rscript - "$repo_root/r_bridge/csvmstats/tests/testthat" "$work/testthat.counts" <<'EOF'
@@ -64,6 +64,6 @@ if counts.is_file():
     passed, failed, skipped = passed + r_passed, failed + r_failed, skipped + r_skipped
 else:
     failed += 1
-print(f"R tests: {passed} passed, {failed} failed, {skipped} skipped")
+print(f"R-tests: {passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed or passed == 0 else 0)
 EOF
