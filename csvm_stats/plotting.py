@@ -37,7 +37,6 @@ from csvm_stats.exceptions import DataError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
     from csvm_stats.ebb import EBB
     from csvm_stats.results import CSVMResults
