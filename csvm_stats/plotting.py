@@ -277,7 +277,12 @@ def plot_tradeoff(fits: Sequence[CSVMResults], *, rate: str = "tpr", ax: Axes | 
 # ---------------------------------------------------------------------- bootstrap scores
 @dataclass
 class BootstrapScoreDisplay:
-    """Histogram of one instance's bootstrap scores for one grid point theta."""
+    """Histogram of one instance's scores under many fits (bootstrap or cross-validation) for one theta.
+
+    ``from_estimator`` takes the scores of an EBB's bootstrap fits; the
+    constructor takes any scores, e.g. those of the k fits of a k-fold
+    cross-validation (the EBB paper's Figure 2).
+    """
 
     scores: np.ndarray
     threshold: float
@@ -317,8 +322,8 @@ class BootstrapScoreDisplay:
         else:
             ax.axvline(0.0, color="black", lw=1.0, ls=":", label=f"threshold 0 (EBB): P = {np.mean(s >= 0):.2f}")
             ax.axvline(t, color="tab:green", lw=1.5, ls="--", label=f"moved threshold {t:.3f} (CEBB1): P = {share:.2f}")
-        ax.set(xlabel="bootstrap score f_b(x)", ylabel="number of bootstrap fits",
-               title=f"{self.label}: {s.size} bootstrap scores ({self.theta_label})")
+        ax.set(xlabel="score f_b(x) of each fit", ylabel="number of fits",
+               title=f"{self.label}: {s.size} scores ({self.theta_label})")
         ax.legend(fontsize=8)
         self.ax_, self.figure_ = ax, ax.figure
         return self
