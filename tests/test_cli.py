@@ -257,3 +257,12 @@ def test_demo_fits_wisconsin_and_compares_with_the_plain_svm(capsys):
     assert "Positive class        'malignant'" in out
     assert "Confidence statements" in out and "Held-out comparison" in out
     assert "plain SVM" in out and "CSVM, TPR >= 0.9" in out
+
+
+def test_guarantee_mode_from_the_command_line(files, capsys):
+    code, out, err = _run(
+        ["fit", files["train"], "-f", FORMULA, "--tpr-min", "0.8", "--bound", "binomial", "--guarantee", "--format", "json"],
+        capsys,
+    )
+    assert code == EXIT_OK, err
+    assert json.loads(out)["rates"]["tpr"]["method"] == "order statistic"
