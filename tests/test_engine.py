@@ -274,3 +274,9 @@ def test_linear_kernel_with_more_columns_than_rows_solves_on_the_row_space(wisco
     assert wide.objective == pytest.approx(gram.objective, rel=1e-6)
     np.testing.assert_allclose(wide.decision_function(X), gram.decision_function(X), atol=1e-4)
     assert np.all(yj[yj > 0] * wide.decision_function(Xj[yj > 0]) >= 1 - 1e-6)
+
+
+def test_auto_sends_a_large_problem_without_binaries_to_scip(wisconsin):
+    X, y = wisconsin
+    fit = fit_csvm(X, y, X[:0], y[:0], solver="auto")
+    assert fit.record.backend == "scip" and fit.record.status is Status.OPTIMAL
