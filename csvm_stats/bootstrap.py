@@ -37,6 +37,10 @@ from csvm_stats.kernels import Kernel
 RELIABILITIES: tuple[str, ...] = ("accuracy", "auc", "gmean")
 LIBSVM_TOL = 1e-3
 """libsvm's stopping tolerance, the default of ``sklearn.svm.SVC``."""
+LIBSVM_MAX_ITER = 100_000
+"""Iteration cap per fit. libsvm needs very many iterations for a large C on
+(nearly) separable data (minutes per fit on banknote at C = 32); a fit that
+stops at the cap is counted as not converged and reported by the caller."""
 
 
 def svc_c(C: float) -> float:
@@ -65,13 +69,14 @@ def bootstrap_multiplicities(y: np.ndarray, n_bootstrap: int, seed: np.random.Se
 
 
 def fit_weighted_svc(
-    K: np.ndarray, y: np.ndarray, weight: np.ndarray, C: float, tol: float = LIBSVM_TOL
-) -> tuple[np.ndarray, float]:
+    K: np.ndarray, y: np.ndarray, weight: np.ndarray, C: float, tol: float = LIBSVM_TOL, max_iter: int = LIBSVM_MAX_ITER
+) -> tuple[np.ndarray, float, bool]:
     r"""Solve :math:`\min w^\top w + C \sum_i s_i \xi_i` on a precomputed Gram matrix.
 
     ``K`` is the Gram matrix of the m points, ``y`` their labels in {-1, +1},
-    ``weight`` the multiplicities :math:`s_i > 0`. Returns ``(beta, b)`` with
-    :math:`f(x) = \sum_i \beta_i k(x_i, x) + b`, :math:`\beta_i = \alpha_i y_i`.
+    ``weight`` the multiplicities :math:`s_i > 0`. Returns ``(beta, b, converged)``
+    with :math:`f(x) = \sum_i \beta_i k(x_i, x) + b`, :math:`\beta_i = \alpha_i y_i`;
+    ``converged`` is False when libsvm stopped at ``max_iter`` (-1: no cap).
     No input checking: callers pass clean float64 arrays.
     """
     _libsvm.set_verbosity_wrap(0)  # libsvm's print switch is process-wide; SVC.fit sets it the same way
@@ -84,12 +89,13 @@ def fit_weighted_svc(
         tol=tol,
         sample_weight=weight.astype(np.float64),
         class_weight=np.empty(0),
+        max_iter=max_iter,
     )
-    support, dual_coef, intercept = result[0], result[3], result[4]
+    support, dual_coef, intercept, fit_status = result[0], result[3], result[4], result[7]
     beta = np.zeros(y.shape[0])
     # libsvm labels the first class (here -1, coded 0) as its "+1": flip both signs
     beta[support] = -dual_coef[0]
-    return beta, -float(intercept[0])
+    return beta, -float(intercept[0]), fit_status == 0
 
 
 @dataclass(frozen=True)
@@ -176,13 +182,15 @@ class BatchFits:
     ``params[c]`` holds the batch's models for ``C_values[c]``, one row each:
     ``w`` for the linear kernel, the expansion over the training points (sparse)
     otherwise; ``intercepts[c]`` their intercepts; ``reliability[c, b]`` is
-    model b's out-of-bag score (NaN when undefined or not fitted). The training
-    data are not sent back: :func:`assemble_ensemble` adds them in the caller.
+    model b's out-of-bag score (NaN when undefined or not fitted); ``unconverged``
+    counts the SVM fits stopped at :data:`LIBSVM_MAX_ITER`. The training data
+    are not sent back: :func:`assemble_ensemble` adds them in the caller.
     """
 
     params: list[np.ndarray | sparse.csr_matrix]
     intercepts: list[np.ndarray]
     reliability: np.ndarray
+    unconverged: int
 
 
 def fit_svm_batch(
@@ -204,18 +212,20 @@ def fit_svm_batch(
     coef = np.zeros((len(C_values), n_rows, n))
     intercepts = np.zeros((len(C_values), n_rows))
     rel = np.full((len(C_values), n_rows), np.nan)
+    unconverged = 0
     for b, weight in enumerate(multiplicities):
         inbag = np.flatnonzero(weight)
         oob = np.flatnonzero(weight == 0)
         K_in = K[np.ix_(inbag, inbag)]
         K_oob = K[np.ix_(oob, inbag)]
         for c, C in enumerate(C_values):
-            beta, b0 = fit_weighted_svc(K_in, y[inbag], weight[inbag], float(C), tol)
+            beta, b0, converged = fit_weighted_svc(K_in, y[inbag], weight[inbag], float(C), tol)
+            unconverged += not converged
             coef[c, b, inbag] = beta
             intercepts[c, b] = b0
             rel[c, b] = reliability_score(y[oob], K_oob @ beta + b0, reliability)
     params = [batch_params(kernel, X, coef[c]) for c in range(len(C_values))]
-    return BatchFits(params, list(intercepts), rel)
+    return BatchFits(params, list(intercepts), rel, unconverged)
 
 
 RATE_CLASSES: dict[str, int] = {"tpr": 1, "tnr": -1, "acc": 0}
@@ -274,7 +284,7 @@ def fit_csvm_batch(
     Training sample I: the distinct in-bag points with their multiplicities;
     anchor sample J: the same distinct points, each carrying one indicator
     (the constraint of the EBB paper's problem (7) is on the training records).
-    When the weighted SVM already has margin 1 on the required number of
+    When the weighted SVM (converged) already has margin 1 on the required number of
     anchors (and, with a big-M model, margin at least 1 - M on all), it is
     feasible for the CSVM and optimal, because the CSVM only adds constraints
     to the same objective; the MIQP is then skipped. Otherwise the engine
@@ -305,11 +315,11 @@ def fit_csvm_batch(
         required = min_counts_per_row[b]
         kinds = list(required)
         for c, C in enumerate(C_values):
-            beta, b0 = fit_weighted_svc(K_in, y_in, s_in, float(C))
+            beta, b0, converged = fit_weighted_svc(K_in, y_in, s_in, float(C))
             margins = y_in * (K_in @ beta + b0)
             met = margin_counts(y_in, margins, kinds)
             within_m = big_m is None or bool(np.all(margins >= 1.0 - big_m))
-            if within_m and all(met[k] >= required[k] for k in kinds):
+            if converged and within_m and all(met[k] >= required[k] for k in kinds):
                 status, optimal, seconds = SVM_SOLUTION, True, 0.0
                 expansion = np.zeros(n)
                 expansion[inbag] = beta
@@ -344,4 +354,4 @@ def fit_csvm_batch(
             records.append(ConstrainedFitRecord(first_row + b, c, status, True, optimal, required, met, seconds))
     kept = [params[c][fitted[c]] for c in range(len(C_values))]
     rows = [p if kernel.is_linear else sparse.csr_matrix(p) for p in kept]
-    return BatchFits(rows, [intercepts[c][fitted[c]] for c in range(len(C_values))], rel), records, fitted
+    return BatchFits(rows, [intercepts[c][fitted[c]] for c in range(len(C_values))], rel, 0), records, fitted

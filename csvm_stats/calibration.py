@@ -72,11 +72,22 @@ def brier_scores(y: np.ndarray, p_positive: np.ndarray) -> BrierScores:
 
 
 def tune_svc(
-    X: np.ndarray, y: np.ndarray, C_grid: np.ndarray, *, kernel: str = "linear", gamma="scale", folds: int = 10, seed: int = 0
+    X: np.ndarray,
+    y: np.ndarray,
+    C_grid: np.ndarray,
+    *,
+    kernel: str = "linear",
+    gamma="scale",
+    folds: int = 10,
+    seed: int = 0,
+    max_iter: int = -1,
 ) -> float:
-    """The C of ``C_grid`` (CSVM convention) with the best cross-validated accuracy."""
+    """The C of ``C_grid`` (CSVM convention) with the best cross-validated accuracy.
+
+    ``max_iter`` caps libsvm's iterations per fit (-1: no cap), as in ``SVC``.
+    """
     search = GridSearchCV(
-        SVC(kernel=kernel, gamma=gamma),
+        SVC(kernel=kernel, gamma=gamma, max_iter=max_iter),
         {"C": [svc_c(C) for C in C_grid]},
         scoring="accuracy",
         cv=StratifiedKFold(folds, shuffle=True, random_state=seed),
@@ -85,12 +96,17 @@ def tune_svc(
     return 2.0 * float(search.best_params_["C"])
 
 
-def calibrated_svc(method: str, C: float, *, kernel: str = "linear", gamma="scale", folds: int = 5) -> CalibratedClassifierCV:
+def calibrated_svc(
+    method: str, C: float, *, kernel: str = "linear", gamma="scale", folds: int = 5, max_iter: int = -1
+) -> CalibratedClassifierCV:
     """Unfitted Platt (``"platt"``) or isotonic (``"isotonic"``) calibrated SVC with CSVM-convention C."""
     if method not in CALIBRATION_METHODS:
         raise DataError(f"method must be one of {sorted(CALIBRATION_METHODS)}, got {method!r}.")
     return CalibratedClassifierCV(
-        SVC(kernel=kernel, C=svc_c(C), gamma=gamma), method=CALIBRATION_METHODS[method], cv=folds, ensemble=False
+        SVC(kernel=kernel, C=svc_c(C), gamma=gamma, max_iter=max_iter),
+        method=CALIBRATION_METHODS[method],
+        cv=folds,
+        ensemble=False,
     )
 
 
@@ -106,7 +122,16 @@ def sollich_probability(decision: np.ndarray, C_svc: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-C_svc * hinge_gap))
 
 
-def sollich_svc_probabilities(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, C: float, *, kernel: str = "linear", gamma="scale") -> np.ndarray:
+def sollich_svc_probabilities(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    C: float,
+    *,
+    kernel: str = "linear",
+    gamma="scale",
+    max_iter: int = -1,
+) -> np.ndarray:
     """Fit the SVM (CSVM-convention C) and return Sollich's plug-in P(y=+1|x) on ``X_test``."""
-    svm = SVC(kernel=kernel, C=svc_c(C), gamma=gamma).fit(X_train, y_train)
+    svm = SVC(kernel=kernel, C=svc_c(C), gamma=gamma, max_iter=max_iter).fit(X_train, y_train)
     return sollich_probability(svm.decision_function(X_test), svc_c(C))

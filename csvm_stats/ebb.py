@@ -46,11 +46,13 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from csvm_stats.bootstrap import (
+    LIBSVM_MAX_ITER,
     RELIABILITIES,
     BatchFits,
     ConstrainedFitRecord,
@@ -124,6 +126,7 @@ class EBB(ClassifierMixin, BaseEstimator):
     fit_records_ : CEBB2 only, one row per CSVM fit.
     n_fits_, n_optimal_, n_failed_ : CEBB2 only, fits attempted, proven
         optimal (including those settled by the unconstrained SVM) and left out.
+    n_unconverged_ : SVM fits stopped at libsvm's iteration cap (warned).
     n_capped_ : CEBB2 only, bootstrap samples whose required count was capped
         at all anchor points of a class (warned).
     """
@@ -334,6 +337,15 @@ class EBB(ClassifierMixin, BaseEstimator):
                 )
             rows.append(np.hstack([f.reliability for f in mine]))
         self.reliability_matrix_ = np.vstack(rows)
+        self.n_unconverged_ = sum(f.unconverged for f in batches)
+        if self.n_unconverged_:
+            warnings.warn(
+                f"{self.n_unconverged_} SVM fits stopped at libsvm's iteration cap ({LIBSVM_MAX_ITER}) before "
+                "converging (typical of a large C on nearly separable data) and are used as they are; "
+                "drop the largest C values from C_grid to avoid them.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     def _weights(self) -> None:
         with warnings.catch_warnings():

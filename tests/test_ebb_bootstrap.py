@@ -33,7 +33,8 @@ def test_weighted_fit_equals_svc_on_duplicated_sample(cancer, kernel, C):
     counts = np.bincount(draw, minlength=y.size)
     inbag = np.flatnonzero(counts)
     K = kernel(X[inbag], X[inbag])
-    beta, b = fit_weighted_svc(K, y[inbag], counts[inbag].astype(float), C, tol=1e-10)
+    beta, b, converged = fit_weighted_svc(K, y[inbag], counts[inbag].astype(float), C, tol=1e-10, max_iter=-1)
+    assert converged
     ours = kernel(X, X[inbag]) @ beta + b
     svc = SVC(kernel=kernel.name, gamma=kernel.gamma or "scale", C=svc_c(C), tol=1e-10).fit(X[draw], y[draw])
     reference = svc.decision_function(X)
@@ -74,7 +75,7 @@ def test_batch_models_and_out_of_bag_scores_match_single_fits(cancer):
     for c, C in enumerate([0.5, 4.0]):
         for b, weight in enumerate(S):
             inbag, oob = np.flatnonzero(weight), np.flatnonzero(weight == 0)
-            beta, b0 = fit_weighted_svc(kernel(X[inbag], X[inbag]), y[inbag], weight[inbag].astype(float), C)
+            beta, b0, _ = fit_weighted_svc(kernel(X[inbag], X[inbag]), y[inbag], weight[inbag].astype(float), C)
             expected = X @ (beta @ X[inbag]) + b0
             np.testing.assert_allclose(X @ fits.params[c][b] + fits.intercepts[c][b], expected, atol=1e-9)
             assert fits.reliability[c, b] == pytest.approx(np.mean(np.where(expected[oob] >= 0, 1, -1) == y[oob]))
@@ -105,3 +106,12 @@ def test_constrained_batch_models_reproduce_the_engine_fit(cancer, kernel):
         ours = kernel(X, X) @ fits.params[0].toarray()[0] + fits.intercepts[0][0]
     np.testing.assert_allclose(ours, direct.decision_function(X), atol=1e-6)
     assert records[0].met["tpr"] >= required["tpr"]
+
+
+def test_iteration_cap_is_reported(cancer):
+    X, y = cancer
+    K = X @ X.T
+    *_, converged = fit_weighted_svc(K, y, np.ones(y.size), 64.0, max_iter=5)
+    assert not converged
+    fits = fit_svm_batch(X, y, bootstrap_multiplicities(y, 2, np.random.SeedSequence(0)), Kernel("linear"), np.array([1.0]), "accuracy")
+    assert fits.unconverged == 0
