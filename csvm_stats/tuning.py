@@ -41,7 +41,11 @@ Two protocols, both named in the results:
   accepted) and validated, and the pair is chosen on those CSVM validation
   rates; then one CSVM per outer fold at that pair.
 * ``"fast"`` - tune the plain SVM by inner cross-validation, then solve the
-  CSVM once per outer fold at the SVM's chosen pair.
+  CSVM once per outer fold at the SVM's chosen pair. Where the SVM chooses a
+  small C the hinge loss is cheap and the CSVM meets its constraint mostly by
+  shifting the intercept, at a large cost in the other class (australian,
+  ``benchmarks/results/experiments_notes.md``); the paper's protocol avoids
+  such pairs because it validates the CSVM itself.
 
 Inside every fit the training part is split, stratified by class and seeded,
 into a training sample I (share ``1 - anchor_fraction``) and an anchor sample
