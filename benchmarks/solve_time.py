@@ -106,7 +106,7 @@ def main() -> None:
                 print(pd.DataFrame(rows[-1:]).to_string(header=len(rows) == 1, index=False), flush=True)
     if not args.quick:
         cases = [("wisconsin", Xw, yw, "rbf", None), ("wisconsin", Xw, yw, "rbf", 100)]
-        cases += [(f"synthetic", *synthetic(n), "linear", None) for n in (1000, 2000, 5000)]
+        cases += [("synthetic", *synthetic(n), "linear", None) for n in (1000, 2000, 5000)]
         for name, X, y, kernel, rank in cases:
             rows.append(one_case(name, X, y, kernel=kernel, kind="tpr", solver="scip", split_seed=0,
                                  time_limit=args.time_limit, rank=rank))

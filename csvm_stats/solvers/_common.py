@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from csvm_stats.solvers.base import SolveRecord, Status
+
 INF = 1e20  # what the solvers treat as infinity
 
 
@@ -31,6 +33,18 @@ def relative_gap(objective: float, bound: float) -> float:
     if not (math.isfinite(objective) and math.isfinite(bound)):
         return math.inf
     return abs(objective - bound) / max(abs(objective), 1e-10)
+
+
+def solve_record(
+    problem, values: np.ndarray | None, status: Status, bound: float, times: tuple[float, float], nodes: int,
+    **about: str,
+) -> SolveRecord:
+    """The shared :class:`SolveRecord`: objective recomputed from the values, gap from the bound."""
+    objective = problem.objective(values) if values is not None else math.nan
+    return SolveRecord(
+        status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
+        wall_time=times[0], cpu_time=times[1], nodes=nodes, **about,
+    )
 
 
 @dataclass

@@ -28,8 +28,8 @@ import numpy as np
 
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.problem import MIQP
-from csvm_stats.solvers._common import Stopwatch, relative_gap
-from csvm_stats.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.solvers._common import Stopwatch, solve_record
+from csvm_stats.solvers.base import Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
 CUT_TOL = 1e-7  # relative violation of t_k >= x_k^2 that triggers a cut (at most feasibility_tol / 100)
@@ -132,23 +132,13 @@ class GurobiBackend:
                 wall, cpu = watch.elapsed()
                 status = _status(model, gp)
                 values = np.asarray(x.X, dtype=float) if status.has_solution else None
-                objective = problem.objective(values) if values is not None else math.nan
                 bound = float(model.ObjBound) if status.has_solution else math.nan
                 formulation = (
                     f"linear outer approximation ({cuts.n_cuts} tangent cuts)" if cuts is not None else "MIQP"
                 )
-                record = SolveRecord(
-                    status=status,
-                    objective=objective,
-                    best_bound=bound,
-                    gap=relative_gap(objective, bound),
-                    wall_time=wall,
-                    cpu_time=cpu,
-                    nodes=int(model.NodeCount),
-                    backend=self.name,
-                    backend_version=self.version(),
-                    formulation=formulation,
-                    message=f"Gurobi status {model.Status}",
+                record = solve_record(
+                    problem, values, status, bound, (wall, cpu), int(model.NodeCount), backend=self.name,
+                    backend_version=self.version(), formulation=formulation, message=f"Gurobi status {model.Status}",
                 )
                 return Solution(record, values)
 

@@ -18,8 +18,8 @@ import numpy as np
 from csvm_stats.exceptions import SolverUnavailableError
 from csvm_stats.problem import MIQP
 from csvm_stats.solvers.scip_tangents import make_tangent_handler
-from csvm_stats.solvers._common import Stopwatch, finite_or_none, relative_gap, sparse_rows
-from csvm_stats.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.solvers._common import Stopwatch, finite_or_none, solve_record, sparse_rows
+from csvm_stats.solvers.base import Solution, SolverOptions, Status
 
 _STATUS = {
     "optimal": Status.OPTIMAL,
@@ -132,20 +132,10 @@ class ScipBackend:
         if status is Status.TIME_LIMIT and not has_sol:
             status = Status.NO_SOLUTION
         values = np.array([model.getVal(v) for v in x]) if has_sol and status.has_solution else None
-        objective = problem.objective(values) if values is not None else math.nan
         bound = float(model.getDualbound()) if status is not Status.INFEASIBLE else math.nan
-        record = SolveRecord(
-            status=status,
-            objective=objective,
-            best_bound=bound,
-            gap=relative_gap(objective, bound),
-            wall_time=wall,
-            cpu_time=cpu,
-            nodes=int(model.getNNodes()),
-            backend=self.name,
-            backend_version=self.version(),
-            formulation=epigraph.description,
-            message=model.getStatus(),
+        record = solve_record(
+            problem, values, status, bound, (wall, cpu), int(model.getNNodes()), backend=self.name,
+            backend_version=self.version(), formulation=epigraph.description, message=model.getStatus(),
         )
         return Solution(record, values)
 

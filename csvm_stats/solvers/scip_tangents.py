@@ -56,7 +56,7 @@ def make_tangent_handler(scip, x_vars: list, t_vars: list, tol: float):
             ok = self._violated(xv, tv, tol).size == 0
             return {"result": scip.SCIP_RESULT.FEASIBLE if ok else scip.SCIP_RESULT.INFEASIBLE}
 
-        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+        def _enforce(self) -> dict:
             xv, tv = self._values()
             idx = self._violated(xv, tv, tol)
             if idx.size == 0:
@@ -64,13 +64,11 @@ def make_tangent_handler(scip, x_vars: list, t_vars: list, tol: float):
             self._add_cuts(xv, idx, as_rows=False)
             return {"result": scip.SCIP_RESULT.CONSADDED}
 
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            return self._enforce()
+
         def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
-            xv, tv = self._values()
-            idx = self._violated(xv, tv, tol)
-            if idx.size == 0:
-                return {"result": scip.SCIP_RESULT.FEASIBLE}
-            self._add_cuts(xv, idx, as_rows=False)
-            return {"result": scip.SCIP_RESULT.CONSADDED}
+            return self._enforce()
 
         def conssepalp(self, constraints, nusefulconss):
             xv, tv = self._values()
