@@ -25,6 +25,8 @@ which the optimisation never saw:
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,12 +126,23 @@ def umbrella_intercept(scores: np.ndarray, y: np.ndarray, rate: str, target: flo
     return UmbrellaIntercept(rate, target, alpha, n, rank, intercept)
 
 
+def floor2(value: float) -> str:
+    """``value`` rounded DOWN to two decimals: a lower bound printed as 0.95 must not be 0.948."""
+    return f"{math.floor(value * 100 + 1e-9) / 100:.2f}"
+
+
+def ordinal(k: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st, ..."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
 def statement(rate: str, lower: float, correct: int, n: int, alpha: float, *, joint_of: int = 1) -> str:
-    """One plain sentence for a Clopper-Pearson held-out bound."""
+    """One plain sentence for a Clopper-Pearson held-out bound (the bound is rounded down)."""
     level = 1 - alpha
     how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {1 - alpha / joint_of:.4g}, Bonferroni over {joint_of} statements"
     return (
-        f"With {level:.0%} confidence the {RATE_LABELS[rate]} of this classifier is at least {lower:.2f} "
+        f"With {level:.0%} confidence the {RATE_LABELS[rate]} of this classifier is at least {floor2(lower)} "
         f"(held-out: {correct} of {n} {RATE_UNITS[rate]} correct; {how})."
     )
 
@@ -138,8 +151,8 @@ def guarantee_statement(g: UmbrellaIntercept) -> str:
     """The sentence for an intercept set by the order-statistic rule."""
     return (
         f"With {1 - g.alpha:.0%} confidence the {RATE_LABELS[g.rate]} of this classifier is at least "
-        f"{g.target:.2f} (intercept set on {g.n} held-out {RATE_UNITS[g.rate]}: threshold at the "
-        f"{g.rank}-th smallest score; order-statistic rule, Tong, Feng and Li 2018)."
+        f"{floor2(g.target)} (intercept set on {g.n} held-out {RATE_UNITS[g.rate]}: threshold at the "
+        f"{ordinal(g.rank)} smallest score; order-statistic rule, Tong, Feng and Li 2018)."
     )
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 import warnings
@@ -68,7 +67,6 @@ class FormulaProblem(Exception):
     """A formula that does not parse or names absent columns (exit code 4)."""
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")
 
 
 def check_formula(formula: str, data: pd.DataFrame) -> None:
@@ -76,13 +74,15 @@ def check_formula(formula: str, data: pd.DataFrame) -> None:
     from formulaic import Formula
     from formulaic.errors import FormulaicError
 
+    from csvm_stats.formula import plain_message
+
     columns = [str(c) for c in data.columns]
     if not isinstance(formula, str) or formula.count("~") != 1:
         raise FormulaProblem(f"the formula must have the form 'response ~ terms', got {formula!r}.")
     try:
         parsed = Formula.from_spec(formula, context={"__formulaic_variables_available__": columns})
     except FormulaicError as error:
-        raise FormulaProblem(f"cannot parse {formula!r}: {_ANSI.sub('', str(error)).strip()}") from None
+        raise FormulaProblem(f"cannot parse {formula!r}: {plain_message(error)}") from None
     missing = sorted(set(parsed.required_variables) - set(columns))
     if missing:
         raise FormulaProblem(f"the formula {formula!r} names {missing}, which are not columns of the data {columns[:12]}.")

@@ -57,6 +57,14 @@ def response_name(formula: str) -> str:
     return match.group("quoted") or match.group("plain")
 
 
+_DECORATION = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")  # formulaic's colour codes and markers
+
+
+def plain_message(error: Exception) -> str:
+    """The text of a formulaic error without terminal colour codes and markers."""
+    return _DECORATION.sub("", str(error)).strip()
+
+
 def _translate(error: Exception, data: pd.DataFrame) -> DataError:
     if isinstance(error, FactorEvaluationError):
         missing = re.search(r"`([^`]+)` is not present", str(error))
@@ -65,7 +73,7 @@ def _translate(error: Exception, data: pd.DataFrame) -> DataError:
                 f"The formula names the column {missing.group(1)!r}, which is not in the data "
                 f"(columns: {list(map(str, data.columns))[:12]})."
             )
-    message = str(error)
+    message = plain_message(error)
     if "null values" in message:
         column = re.search(r"`([^`]+)`", message)
         what = f"the column {column.group(1)!r}" if column else "a column"

@@ -204,13 +204,7 @@ def predict(results: CSVMResults, x: Any, type: Sequence[str] | str = "class") -
         if "class" in kinds:
             out["class"] = _string_array(results.model.coding.decode(decision).to_numpy())
     if "prob" in kinds:
-        predict_proba = getattr(results, "predict_proba", None)
-        if predict_proba is None:
-            raise DataError(
-                "probabilities are not available from this fit: CSVMResults has no predict_proba "
-                "in this version of csvm_stats; use type = 'decision' or 'class'."
-            )
-        out["prob"] = np.asarray(predict_proba(design), dtype=np.float64).reshape(-1)
+        out["prob"] = results.predict_proba(design).to_numpy(dtype=np.float64)
     return out
 
 

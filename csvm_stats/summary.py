@@ -226,7 +226,7 @@ def _model_table(res: CSVMResults) -> pd.DataFrame:
             "Margin (bound)": model.bound,
             "alpha": f"{model.alpha:g}",
             "Intercept": intercept_rule,
-            "Probabilities": f"{res.probability_variant.upper()} bootstrap ensemble (predict_proba)",
+            "Probabilities": f"predict_proba fits a {res.probability_variant.upper()} bootstrap ensemble on request",
         }
     )
 

@@ -61,3 +61,13 @@ def test_gaussian_true_rates_match_monte_carlo():
     assert k / n == pytest.approx(truth["tpr"], abs=0.005)
     n, k = count_correct(y, X @ w + b, "tnr")
     assert k / n == pytest.approx(truth["tnr"], abs=0.005)
+
+
+def test_statement_rounds_the_lower_bound_down():
+    from csvm_stats.certification import floor2, ordinal, statement
+
+    assert floor2(0.948) == "0.94" and floor2(0.95) == "0.95" and floor2(0.9999) == "0.99"
+    assert "at least 0.94 " in statement("tpr", 0.948, 52, 53, 0.05)
+    assert [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
+    ]

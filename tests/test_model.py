@@ -276,4 +276,4 @@ def test_predict_proba_uses_the_matching_ensemble(fitted, frame):
     again = fitted.predict_proba(new, n_bootstrap=20, random_state=1)
     assert again.equals(p)
     assert fitted.probability_ensemble(n_bootstrap=20, random_state=1).variant == "cebb1"
-    assert "CEBB1 bootstrap ensemble (predict_proba)" in fitted.summary(timing=False).as_text()
+    assert "predict_proba fits a CEBB1 bootstrap ensemble on request" in fitted.summary(timing=False).as_text()

@@ -94,14 +94,11 @@ def test_predict_rejects_unknown_types_and_wrong_widths(data, results):
         r_api.predict(results, x[:, :2], "class")
 
 
-def test_probabilities_need_predict_proba(data, results):
+def test_probabilities_come_from_the_results_ensemble(data, results):
     x, _ = data
-    if hasattr(results, "predict_proba"):
-        probabilities = r_api.predict(results, x[:4], "prob")["prob"]
-        assert probabilities.shape == (4,) and ((probabilities >= 0) & (probabilities <= 1)).all()
-    else:
-        with pytest.raises(DataError, match="no predict_proba"):
-            r_api.predict(results, x[:4], "prob")
+    probabilities = r_api.predict(results, x[:4], "prob")["prob"]
+    assert probabilities.shape == (4,) and ((probabilities >= 0) & (probabilities <= 1)).all()
+    np.testing.assert_allclose(probabilities, results.predict_proba(x[:4]).to_numpy())
 
 
 def test_options_are_checked_not_ignored(data):
