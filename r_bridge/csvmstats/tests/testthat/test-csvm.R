@@ -44,6 +44,11 @@ test_that("predict handles new data with factor levels, missing rows and all typ
   expect_equal(unname(decision[4]), manual, tolerance = 1e-8)
   expect_length(predict(fit), 240L)
   expect_error(predict(fit, data.frame(dose = 1, age = 50, site = "east")), "new level")
+  prob <- predict(fit, newdata, type = "prob")
+  expect_length(prob, 4L)
+  expect_true(is.na(prob[3]))
+  expect_true(all(prob[-3] >= 0 & prob[-3] <= 1))
+  expect_gt(prob[1], prob[2])  # the case-side point is more likely a case
 })
 
 test_that("the R fit gives the Python fit's coefficients and rates on the same split", {
