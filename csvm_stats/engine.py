@@ -80,9 +80,14 @@ def _as_labels(y, n: int, name: str) -> np.ndarray:
     return v.astype(float)
 
 
+def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
+    """How many anchor points each rate counts: positives, negatives, all."""
+    return {"tpr": int((y_anchor > 0).sum()), "tnr": int((y_anchor < 0).sum()), "acc": int(y_anchor.size)}
+
+
 def check_min_counts(min_counts: Mapping[str, int], y_anchor: np.ndarray) -> dict[str, int]:
     """Validate required anchor counts against the anchor sample's class sizes."""
-    sizes = {"tpr": int((y_anchor > 0).sum()), "tnr": int((y_anchor < 0).sum()), "acc": int(y_anchor.size)}
+    sizes = _anchor_sizes(y_anchor)
     out: dict[str, int] = {}
     for kind, count in min_counts.items():
         if kind not in RATE_KINDS:
@@ -100,7 +105,7 @@ def check_min_counts(min_counts: Mapping[str, int], y_anchor: np.ndarray) -> dic
 
 
 def _describe_constraints(min_counts: Mapping[str, int], y_anchor: np.ndarray) -> str:
-    sizes = {"tpr": int((y_anchor > 0).sum()), "tnr": int((y_anchor < 0).sum()), "acc": int(y_anchor.size)}
+    sizes = _anchor_sizes(y_anchor)
     return ", ".join(f"{RATE_NAMES[k]} >= {c}/{sizes[k]} anchor points" for k, c in min_counts.items())
 
 
