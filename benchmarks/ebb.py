@@ -224,7 +224,7 @@ def markdown(speed_result, table, args) -> str:
             "",
             f"EBB/CEBB1: B = {args.bootstrap}, C in 2^(-5..5) (CSVM convention, SVC C/2), eps = {args.eps} for "
             f"the ensemble, reliability = OOB accuracy; EBB and CEBB1 share one set of fits (CEBB1 only moves "
-            "the threshold). CEBB1/CEBB2: TPR >= {args.tpr} on the training data "
+            f"the threshold). CEBB1/CEBB2: TPR >= {args.tpr} on the training data "
             f"(bound 'none', as in the paper). CEBB2: B = {args.cebb2_bootstrap}, C in {args.cebb2_C}, "
             f"time limit {args.time_limit} s per fit, first {args.cebb2_splits} split(s) only. Baselines: C "
             f"tuned by {args.folds}-fold CV accuracy on the same grid; Platt = CalibratedClassifierCV(SVC, "
