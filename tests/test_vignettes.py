@@ -53,40 +53,33 @@ def test_renderer_splits_percent_cells():
     assert render._markdown(cells[0].source) == "# Title\ntext"
 
 
-def _r_chunks(rmd: Path) -> str:
-    """The R code of the ```{r} chunks of an R Markdown file, in order."""
-    chunks, inside = [], False
-    for line in rmd.read_text().splitlines():
-        if line.startswith("```{r"):
-            inside = True
-        elif inside and line.startswith("```"):
-            inside = False
-        elif inside:
-            chunks.append(line)
-    return "\n".join(chunks)
+def render_r_markdown(output_dir: Path, output_format: str) -> subprocess.CompletedProcess:
+    """Render csvmstats-intro.Rmd with rmarkdown (package installed into a temporary library)."""
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        pytest.skip("Rscript is not installed (r_bridge/setup_r_env.sh installs it)")
+    check = subprocess.run([rscript, "-e", "cat(all(sapply(c('reticulate', 'rmarkdown', 'knitr'), requireNamespace, quietly = TRUE)), rmarkdown::pandoc_available())"],
+                           capture_output=True, text=True, timeout=60)
+    if check.stdout.strip() != "TRUE TRUE":
+        pytest.skip("reticulate, rmarkdown, knitr or pandoc is missing (r_bridge/setup_r_env.sh installs them)")
+    venv_python = Path(os.environ.get("CSVM_R_VENV", REPO / ".venv-r")) / "bin" / "python"
+    if not venv_python.is_file():
+        pytest.skip("Debian's reticulate needs the numpy<2 Python venv made by r_bridge/setup_r_env.sh; none found")
+    library = output_dir / "library"
+    library.mkdir(parents=True, exist_ok=True)
+    install = subprocess.run(["R", "CMD", "INSTALL", "--no-test-load", f"--library={library}",
+                              str(REPO / "r_bridge" / "csvmstats")], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr[-2000:]
+    env = {**os.environ, "R_LIBS": str(library), "RETICULATE_PYTHON": str(venv_python), "RPY2_CFFI_MODE": "ABI"}
+    render = (f"rmarkdown::render('{VIGNETTES / 'csvmstats-intro.Rmd'}', output_format = {output_format}, "
+              f"output_dir = '{output_dir}', intermediates_dir = '{output_dir}', knit_root_dir = '{output_dir}', quiet = TRUE)")
+    return subprocess.run([rscript, "-e", render], capture_output=True, text=True, timeout=900, env=env, cwd=output_dir)
 
 
 @pytest.mark.r
 @pytest.mark.slow
-def test_r_markdown_vignette_code_runs(tmp_path):
-    rscript = shutil.which("Rscript")
-    if rscript is None:
-        pytest.skip("Rscript is not installed")
-    check = subprocess.run([rscript, "-e", "cat(requireNamespace('reticulate', quietly = TRUE))"],
-                           capture_output=True, text=True, timeout=60)
-    if check.stdout.strip() != "TRUE":
-        pytest.skip("the R package reticulate is not installed")
-    venv_python = Path(os.environ.get("CSVM_R_VENV", REPO / ".venv-r")) / "bin" / "python"
-    if not venv_python.is_file():
-        pytest.skip("Debian's reticulate needs the numpy<2 Python venv made by r_bridge/setup_r_env.sh; none found")
-    library = tmp_path / "library"
-    library.mkdir()
-    install = subprocess.run(["R", "CMD", "INSTALL", "--no-test-load", f"--library={library}",
-                              str(REPO / "r_bridge" / "csvmstats")], capture_output=True, text=True, timeout=300)
-    assert install.returncode == 0, install.stderr[-2000:]
-    script = tmp_path / "vignette.R"
-    script.write_text(_r_chunks(VIGNETTES / "csvmstats-intro.Rmd"))
-    env = {**os.environ, "R_LIBS": str(library), "RETICULATE_PYTHON": str(venv_python), "RPY2_CFFI_MODE": "ABI"}
-    done = subprocess.run([rscript, str(script)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+def test_r_markdown_vignette_renders(tmp_path):
+    done = render_r_markdown(tmp_path, "rmarkdown::html_vignette()")
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
-    assert "Confidence statements" in done.stdout
+    html = (tmp_path / "csvmstats-intro.html").read_text()
+    assert "Confidence statements" in html and "<img" in html
