@@ -52,7 +52,12 @@ def _import_scip():
 
 
 class ScipBackend:
-    """Solve an :class:`~csvm_stats.problem.MIQP` with SCIP."""
+    """Solve an :class:`~csvm_stats.problem.MIQP` with SCIP.
+
+    ``formulation`` is ``"nonlinear"`` or ``"tangents"`` (module docstring);
+    ``params`` are SCIP parameters set after ours, e.g.
+    ``{"timing/clocktype": 1}`` to measure the time limit in CPU seconds.
+    """
 
     name = "scip"
 
