@@ -41,7 +41,8 @@ from csvm_stats.certification import umbrella_intercept
 from csvm_stats.model import CSVM
 from csvm_stats.simulation import GaussianClasses
 
-#: (n, dim, p0, alpha, bound); Hoeffding needs 38 anchor positives for p0 = 0.8, hence n = 400 there.
+#: (n, dim, p0, alpha, bound); Hoeffding needs 38 anchor positives for p0 = 0.8, hence n = 400 there;
+#: p0 = 0.9 needs 29 anchor positives (binomial margin) and 29 held-out positives (guarantee): n = 400.
 SETTINGS: list[tuple[int, int, float, float, str]] = [
     (200, 2, 0.8, 0.05, "none"),
     (200, 2, 0.8, 0.05, "binomial"),
@@ -51,6 +52,8 @@ SETTINGS: list[tuple[int, int, float, float, str]] = [
     (200, 30, 0.8, 0.05, "binomial"),
     (200, 30, 0.8, 0.10, "binomial"),
     (400, 30, 0.8, 0.05, "hoeffding"),
+    (400, 2, 0.9, 0.05, "binomial"),
+    (400, 30, 0.9, 0.05, "binomial"),
 ]
 STATEMENTS = ("paper", "anchor CP", "held-out CP", "guarantee")
 
@@ -90,10 +93,23 @@ def one_repetition(
     }
 
 
-def run(reps: int, n_jobs: int, out: Path, seed0: int = 20261130) -> pd.DataFrame:
-    """All settings; one row per (setting, statement), written to ``out`` after each setting."""
-    rows = []
+def run(reps: int, n_jobs: int, out: Path, seed0: int = 20261130, resume: bool = False) -> pd.DataFrame:
+    """All settings; one row per (setting, statement), written to ``out`` after each setting.
+
+    ``resume`` keeps the rows of ``out/validity.csv`` run with the same ``reps``
+    and runs only the settings missing there.
+    """
+    rows: list[dict] = []
+    done: set[tuple] = set()
+    previous = out / "validity.csv"
+    if resume and previous.is_file():
+        kept = pd.read_csv(previous)
+        kept = kept[kept["reps"] == reps]
+        rows = kept.to_dict("records")
+        done = {(r["n"], r["dim"], r["p0"], r["alpha"], r["bound"]) for r in rows}
     for n, dim, p0, alpha, bound in SETTINGS:
+        if (n, dim, p0, alpha, bound) in done:
+            continue
         start = time.perf_counter()
         frame = pd.DataFrame(
             Parallel(n_jobs=n_jobs)(delayed(one_repetition)(n, dim, p0, alpha, bound, seed0 + k) for k in range(reps))
@@ -146,8 +162,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--resume", action="store_true", help="run only the settings missing from the results file")
     args = parser.parse_args()
-    table = run(args.reps, args.jobs, Path(__file__).resolve().parent / "results")
+    table = run(args.reps, args.jobs, Path(__file__).resolve().parent / "results", resume=args.resume)
     print(to_markdown(table))
 
 
