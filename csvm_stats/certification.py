@@ -33,7 +33,6 @@ import numpy as np
 
 from csvm_stats.bounds import clopper_pearson_lower, order_statistic_rank
 from csvm_stats.exceptions import DataError
-from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.problem import RATE_NAMES as RATE_LABELS
 
 RATE_UNITS = {"tpr": "positives", "tnr": "negatives", "acc": "points"}

@@ -29,7 +29,6 @@ from csvm_stats.bounds import AdjustedTarget
 from csvm_stats.certification import (
     NO_HOLDOUT_STATEMENT,
     RATE_LABELS,
-    RATES,
     UmbrellaIntercept,
     count_correct,
     guarantee_statement,
@@ -37,6 +36,7 @@ from csvm_stats.certification import (
     statement,
 )
 from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.solvers.base import SolveRecord, Status
 
 if TYPE_CHECKING:
