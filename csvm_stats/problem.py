@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from csvm_stats.tightening import PrimalBounds, SVMReference, primal_bounds
+from csvm_stats.tightening import SVMReference, primal_bounds
 
 RATE_KINDS: tuple[str, ...] = ("tpr", "tnr", "acc")
 RATE_NAMES = {"tpr": "true positive rate", "tnr": "true negative rate", "acc": "accuracy"}
@@ -80,7 +80,6 @@ class MIQP:
     blocks: Mapping[str, slice]
     indicators: Indicators | None = None
     start: np.ndarray | None = field(default=None, repr=False)
-    quadratic_vars: np.ndarray | None = None
     tangent_points: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
     @property
@@ -134,14 +133,20 @@ def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> li
     return [RateRequirement(kind, int(min_counts[kind]), members[kind]) for kind in RATE_KINDS if kind in min_counts]
 
 
+def _count_rows(requirements: list[RateRequirement], z_start: int, n: int) -> sp.csr_matrix:
+    """One row per requirement: the sum of its members' z."""
+    rows = sp.lil_matrix((len(requirements), n))
+    for r, req in enumerate(requirements):
+        rows[r, z_start + req.members] = 1.0
+    return rows.tocsr()
+
+
 @dataclass(frozen=True)
 class CSVMProblem:
     """The primal CSVM: its MIQP plus what is needed to read a solution back."""
 
     miqp: MIQP
     big_m: np.ndarray
-    requirements: tuple[RateRequirement, ...]
-    bounds: PrimalBounds | None
 
 
 def build_primal(
@@ -202,11 +207,8 @@ def build_primal(
         [sp.csr_matrix(phi_anchor * y_anchor[:, None]), sp.csr_matrix(y_anchor[:, None]), sp.csr_matrix((n_j, n_i))]
     ).tocsr()
     big_m_rows = sp.hstack([anchor_core, sp.diags(-np.where(use_big_m, m_j, 0.0))]).tocsr()[use_big_m]
-    requirements = tuple(rate_requirements(y_anchor, min_counts))
-    count_rows = sp.lil_matrix((len(requirements), n))
-    for r, req in enumerate(requirements):
-        count_rows[r, blocks["z"].start + req.members] = 1.0
-    A = sp.vstack([train_rows, big_m_rows, count_rows.tocsr()]).tocsr()
+    requirements = rate_requirements(y_anchor, min_counts)
+    A = sp.vstack([train_rows, big_m_rows, _count_rows(requirements, blocks["z"].start, n)]).tocsr()
     row_lo = np.r_[np.ones(n_i), 1.0 - m_j[use_big_m], [req.count for req in requirements]]
     row_hi = np.full(A.shape[0], np.inf)
 
@@ -219,10 +221,10 @@ def build_primal(
     miqp = MIQP(
         Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators,
-        start=start, quadratic_vars=np.arange(p),
+        start=start,
         tangent_points=_tangent_points(n, start, reference),
     )
-    return CSVMProblem(miqp, m_j, requirements, bounds)
+    return CSVMProblem(miqp, m_j)
 
 
 def _tangent_points(n: int, start: np.ndarray | None, reference: SVMReference | None) -> tuple[np.ndarray, ...]:
@@ -281,15 +283,12 @@ def build_partial_dual(
     balance = sp.csr_matrix(np.r_[y, 0.0, np.zeros(n_i + n_j)][None, :])
     mu_cap = sp.hstack([sp.csr_matrix((n_j, n_i)), sp.identity(n_j), sp.csr_matrix((n_j, 1 + n_i)), sp.diags(np.full(n_j, -big_m))])
     requirements = rate_requirements(y_anchor, min_counts)
-    count_rows = sp.lil_matrix((len(requirements), n))
-    for r, req in enumerate(requirements):
-        count_rows[r, blocks["z"].start + req.members] = 1.0
-    A = sp.vstack([train_rows, anchor_rows, balance, mu_cap, count_rows.tocsr()]).tocsr()
+    A = sp.vstack([train_rows, anchor_rows, balance, mu_cap, _count_rows(requirements, blocks["z"].start, n)]).tocsr()
     row_lo = np.r_[np.ones(n_i), np.full(n_j, 1.0 - big_m), 0.0, np.full(n_j, -np.inf), [q.count for q in requirements]]
     row_hi = np.r_[np.full(n_i + n_j, np.inf), 0.0, np.zeros(n_j), np.full(len(requirements), np.inf)]
     lb = np.r_[np.zeros(nr), -np.inf, np.zeros(n_i), np.zeros(n_j)]
     ub = np.r_[C * sample_weight / 2.0, np.full(n_j, big_m), np.inf, np.full(n_i, np.inf), np.ones(n_j)]
     return MIQP(
         Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
-        binary=np.arange(blocks["z"].start, n), blocks=blocks, quadratic_vars=np.arange(nr),
+        binary=np.arange(blocks["z"].start, n), blocks=blocks,
     )

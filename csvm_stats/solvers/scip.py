@@ -12,6 +12,7 @@ partial dual) gets one epigraph :math:`t \\ge x^\\top Q x`.
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -51,6 +52,13 @@ def _import_scip():
     return pyscipopt
 
 
+@cache
+def _scip_version() -> str:
+    """SCIP's and PySCIPOpt's versions (a SCIP model is created once to ask)."""
+    scip = _import_scip()
+    return f"SCIP {scip.Model().version()} (PySCIPOpt {scip.__version__})"
+
+
 class ScipBackend:
     """Solve an :class:`~csvm_stats.problem.MIQP` with SCIP.
 
@@ -75,8 +83,7 @@ class ScipBackend:
         return True
 
     def version(self) -> str:
-        scip = _import_scip()
-        return f"SCIP {scip.Model().version()} (PySCIPOpt {scip.__version__})"
+        return _scip_version()
 
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         scip = _import_scip()
