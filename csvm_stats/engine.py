@@ -165,13 +165,16 @@ def fit_csvm(
     requirements = rate_requirements(y_j, counts)
     start: WarmStart | None = None
     if warm_start:
-        start = shifted_intercept_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements)
-    x0 = upper = reference = None
+        gram = phi @ phi.T  # one Gram matrix for every SVM fit of the warm start and the reference
+        start = shifted_intercept_start(
+            phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
+        )
+    x0 = upper = svm_ref = None
     if start is not None:
         x0 = np.r_[start.w, start.b, start.xi, start.z]
         upper = start.objective
-        reference = svm_reference(phi_i, y_i, C, weight)
-    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=reference)
+        svm_ref = svm_reference(phi_i, y_i, C, weight, gram)
+    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
     problem: CSVMProblem = build_primal(phi_i, y_i, phi_j, y_j, start=x0, **build)
     if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
         # the user's M is smaller than the warm start needs: the start is not feasible for this model

@@ -51,14 +51,17 @@ class WarmStart:
     objective: float
 
 
-def _fit_svc(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float, float]:
+def _fit_svc(
+    gram: np.ndarray, phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray
+) -> tuple[np.ndarray, float, float]:
     """libsvm on ``min w'w + C sum s_i xi_i`` (its C is C/2): direction, intercept, dual value.
 
+    ``gram`` is ``phi @ phi.T`` (sliced by the caller from one Gram matrix).
     The dual value is returned on the CSVM scale, ``2 (sum alpha - ||w||^2 / 2)``,
     a lower bound on the optimum by weak duality.
     """
     svc = SVC(kernel="precomputed", C=C / 2.0, tol=1e-6)
-    svc.fit(phi @ phi.T, y, sample_weight=weight)
+    svc.fit(gram, y, sample_weight=weight)
     coef = svc.dual_coef_[0]
     w = coef @ phi[svc.support_]
     b = float(svc.intercept_[0])
@@ -68,15 +71,16 @@ def _fit_svc(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tu
     return w, b, dual
 
 
-def plain_svm(phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray) -> tuple[np.ndarray, float]:
-    """The SVM ``min w'w + C sum s_i xi_i`` on feature rows: ``(w, b)``."""
-    w, b, _ = _fit_svc(phi, y, C, weight)
-    return w, b
+def svm_reference(
+    phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray, gram: np.ndarray | None = None
+) -> SVMReference:
+    """The plain SVM on I with its primal value and a dual lower bound (for :mod:`csvm_stats.tightening`).
 
-
-def svm_reference(phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray) -> SVMReference:
-    """The plain SVM on I with its primal value and a dual lower bound (for :mod:`csvm_stats.tightening`)."""
-    w, b, dual = _fit_svc(phi_train, y_train, C, weight)
+    ``gram`` may be any Gram matrix whose leading block is ``phi_train @ phi_train.T``.
+    """
+    n = phi_train.shape[0]
+    gram_train = phi_train @ phi_train.T if gram is None else gram[:n, :n]
+    w, b, dual = _fit_svc(gram_train, phi_train, y_train, C, weight)
     primal = float(w @ w + C * weight @ np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b)))
     return SVMReference(w, b, primal, dual)
 
@@ -148,20 +152,27 @@ def shifted_intercept_start(
     C: float,
     weight: np.ndarray,
     requirements: Sequence[RateRequirement],
+    gram: np.ndarray | None = None,
 ) -> WarmStart | None:
-    """The paper's warm start, polished; ``None`` when no scaled, shifted SVM meets the requirements."""
+    """The paper's warm start, polished; ``None`` when no scaled, shifted SVM meets the requirements.
+
+    ``gram`` is the Gram matrix of the stacked rows ``[phi_train; phi_anchor]``
+    (computed here when not given); every SVM fit slices it.
+    """
     args = (phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
     phi = np.vstack([phi_train, phi_anchor])
+    gram = phi @ phi.T if gram is None else gram
     y = np.r_[y_train, y_anchor]
-    best = _best_shift(*plain_svm(phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])]), *args)
+    w0, b0, _ = _fit_svc(gram, phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])])
+    best = _best_shift(w0, b0, *args)
     if best is None or not requirements:
         return best
+    n_i = phi_train.shape[0]
     for _ in range(POLISH_ROUNDS):
-        kept = best.z > 0.5
-        phi_k = np.vstack([phi_train, phi_anchor[kept]])
-        y_k = np.r_[y_train, y_anchor[kept]]
-        w_k = np.r_[weight, np.full(int(kept.sum()), ANCHOR_WEIGHT)]
-        candidate = _best_shift(*plain_svm(phi_k, y_k, C, w_k), *args)
+        rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(best.z > 0.5)]
+        w_k = np.r_[weight, np.full(rows.size - n_i, ANCHOR_WEIGHT)]
+        w1, b1, _ = _fit_svc(gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
+        candidate = _best_shift(w1, b1, *args)
         if candidate is None or candidate.objective >= best.objective * (1 - 1e-6):
             break
         best = candidate
