@@ -26,6 +26,7 @@ as positive when :math:`f_b(x) \ge 0`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -127,11 +128,16 @@ class KernelEnsemble:
     def n_models(self) -> int:
         return self.intercepts.shape[0]
 
+    @cached_property
+    def _support(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reference points used by any model, and the dense (used, B) coefficient block."""
+        used = np.unique(self.coef.indices)
+        return self.reference[used], self.coef[:, used].T.toarray()
+
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Score matrix of shape (n_points, B)."""
-        used = np.unique(self.coef.indices)
-        K = self.kernel(X, self.reference[used])
-        return np.asarray(K @ self.coef[:, used].T.toarray()) + self.intercepts
+        points, dense = self._support
+        return self.kernel(X, points) @ dense + self.intercepts
 
 
 Ensemble = LinearEnsemble | KernelEnsemble

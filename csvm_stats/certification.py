@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from csvm_stats.bounds import clopper_pearson_lower, order_statistic_rank
+from csvm_stats.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
 from csvm_stats.exceptions import DataError
 from csvm_stats.problem import RATE_NAMES as RATE_LABELS
 
@@ -113,7 +113,7 @@ def umbrella_intercept(scores: np.ndarray, y: np.ndarray, rate: str, target: flo
     n = int(mask.sum())
     rank = order_statistic_rank(n, target, alpha)
     if rank is None:
-        needed = int(np.ceil(np.log(alpha) / np.log(target)))
+        needed = binomial_min_n(target, alpha)
         raise DataError(
             f"guarantee mode for the {RATE_LABELS[rate]} >= {target:g} at alpha={alpha:g} needs at least "
             f"{needed} held-out {RATE_UNITS[rate]}, but the held-out sample has {n}. Enlarge the held-out "

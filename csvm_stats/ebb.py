@@ -386,7 +386,7 @@ class EBB(ClassifierMixin, BaseEstimator):
             moves = np.nextafter(desc[np.arange(desc.shape[0]), first], np.inf)
         a = max(0.0, float(np.sort(moves)[required - 1]))
         self.threshold_ = float(-a if label == 1 and a > 0 else a)
-        proba = self._proba_positive(members, self.threshold_)
+        proba = np.clip((scores >= self.threshold_) @ weights, 0.0, 1.0)  # the scores above, not recomputed
         correct = proba >= 0.5 if label == 1 else proba < 0.5
         self.training_share_ = float(np.mean(correct))
 

@@ -1,9 +1,10 @@
 """A printable report in statsmodels' manner: a title, captioned tables and footer notes.
 
 :class:`Summary` renders the same content as plain text (``str``), HTML
-(``as_html`` and ``_repr_html_`` for notebooks) and LaTeX (``as_latex``). It
-contains nothing that changes between identical fits (no clock time), so its
-text can be compared with a stored golden copy.
+(``as_html`` and ``_repr_html_`` for notebooks) and LaTeX (``as_latex``).
+Built with ``timing=False`` it contains nothing that changes between
+identical fits (no wall time, no node count), so its text can be compared
+with a stored golden copy.
 """
 
 from __future__ import annotations
