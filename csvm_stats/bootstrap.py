@@ -6,7 +6,8 @@ hinge loss a point drawn s times contributes :math:`s\,C\,\xi_i` to the
 objective, so the SVM on the duplicated sample equals the SVM on the unique
 points with per-point penalty :math:`s_i C` (scikit-learn's ``sample_weight``).
 The fits therefore run on about 63% of the rows, on slices of one Gram matrix
-that is computed once per batch of samples and kernel parameter, through libsvm's own solver called
+per kernel parameter (computed once in :class:`~csvm_stats.ebb.EBB` and shared by
+every batch), through libsvm's own solver called
 directly (``sklearn.svm._libsvm.fit``, the routine ``SVC.fit`` wraps), which
 skips the per-call validation that dominates the cost of small fits.
 ``tests/test_ebb_bootstrap.py`` checks the decision values against
@@ -207,13 +208,15 @@ def fit_svm_batch(
     C_values: np.ndarray,
     reliability: str,
     tol: float = LIBSVM_TOL,
+    gram: np.ndarray | None = None,
 ) -> BatchFits:
     """Fit the weighted SVM of every bootstrap row of ``multiplicities`` for every C.
 
-    The Gram matrix of the training points is computed once and sliced; each
-    model is scored on its out-of-bag points with :func:`reliability_score`.
+    The Gram matrix of the training points (``gram``, computed here when not
+    given) is sliced for every fit; each model is scored on its out-of-bag
+    points with :func:`reliability_score`.
     """
-    K = kernel(X, X)
+    K = kernel(X, X) if gram is None else gram
     n_rows, n = multiplicities.shape
     coef = np.zeros((len(C_values), n_rows, n))
     intercepts = np.zeros((len(C_values), n_rows))

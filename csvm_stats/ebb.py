@@ -246,9 +246,10 @@ class EBB(ClassifierMixin, BaseEstimator):
         if self.variant == "cebb2":
             batches = self._run_cebb2(X, y_pm, S, kernels, C_grid, rates)
         else:
+            grams = [kern(X, X) for kern in kernels]  # one Gram matrix per kernel, shared by all batches
             batches = self._run(
-                [delayed(fit_svm_batch)(X, y_pm, S[rows], kern, C_grid, self.reliability)
-                 for kern in kernels for rows in _batches(S.shape[0])],
+                [delayed(fit_svm_batch)(X, y_pm, S[rows], kern, C_grid, self.reliability, gram=gram)
+                 for kern, gram in zip(kernels, grams) for rows in _batches(S.shape[0])],
                 "EBB",
             )
         self._collect(X, batches, kernels, len(C_grid))

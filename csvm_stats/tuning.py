@@ -57,9 +57,13 @@ the Hoeffding margin :math:`\sqrt{\log(1/\alpha)/(2|J_c|)}` is computed.
 ``CSVMSpec(guarantee=True)`` is the held-out variant: the training part is
 split into I, J and H (shares 1/2, 1/4, 1/4); the CSVM is fitted on I and J
 and its intercept is then reset on H by the order-statistic rule
-(:func:`csvm_stats.certification.umbrella_intercept`), which makes
-:math:`P(\text{true rate} \ge p_0) \ge 1 - \alpha` hold. A target of 1 cannot
-be certified; such folds are recorded as failed with the reason.
+(:func:`csvm_stats.certification.umbrella_intercept`). Caveat: H is drawn
+from the outer training part *after* that part has been used for the
+preprocessing, the inner tuning of (C, gamma) and the SVM rate that sets p0,
+so the guarantee :math:`P(\text{true rate} \ge p_0) \ge 1 - \alpha` holds only
+conditionally on those choices, not as strictly as in
+:meth:`csvm_stats.model.CSVM.fit`, where H is set aside first. A target of 1
+cannot be certified; such folds are recorded as failed with the reason.
 
 Every fold's preprocessing (median / mode imputation, dummies for
 categorical columns, standardisation) is fitted on that fold's training part
