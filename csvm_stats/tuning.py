@@ -93,14 +93,13 @@ from sklearn.svm import SVC
 from tqdm.auto import tqdm
 
 from csvm_stats.bounds import AdjustedTarget, CappedTargetWarning, adjust_target
-from csvm_stats.design import Standardizer, split_samples
+from csvm_stats.design import DEFAULT_FRACTIONS, Standardizer, split_samples
 from csvm_stats.exceptions import CSVMError, DataError, NoSolutionError
 from csvm_stats.solvers.base import SolverOptions
 
 Criterion = Literal["accuracy", "gmean", "youden"]
 CRITERIA: tuple[str, ...] = ("accuracy", "gmean", "youden")
 PROTOCOLS: tuple[str, ...] = ("fast", "paper")
-GUARANTEE_FRACTIONS: tuple[float, float, float] = (0.5, 0.25, 0.25)
 
 
 # --------------------------------------------------------------------------- rates
@@ -314,7 +313,6 @@ class CSVMSpec:
 class _Settings:
     protocol: str
     grid: Grid
-    outer_folds: int
     inner_folds: int
     anchor_fraction: float
     big_m: float | None
@@ -414,7 +412,7 @@ def _fit_and_score(
     from csvm_stats.certification import umbrella_intercept
     from csvm_stats.engine import fit_csvm
 
-    fractions = GUARANTEE_FRACTIONS if spec.guarantee else (
+    fractions = DEFAULT_FRACTIONS if spec.guarantee else (
         1.0 - settings.anchor_fraction, settings.anchor_fraction, 0.0)
     split = split_samples(y_train, fractions, seed)
     rate = spec.requirement.rate
@@ -611,7 +609,7 @@ def nested_cv(
             f"(the smaller class has {smallest}) and at least 2 folds each; use fewer folds."
         )
     settings = _Settings(
-        protocol, grid or Grid.paper(), outer_folds, inner_folds, anchor_fraction, big_m, solver,
+        protocol, grid or Grid.paper(), inner_folds, anchor_fraction, big_m, solver,
         options or SolverOptions(threads=1), seed,
     )
     splitter = StratifiedKFold(outer_folds, shuffle=True, random_state=seed % 2**31)
