@@ -89,7 +89,18 @@ class CSVM:
     fractions : (train, anchor, held-out) shares; held-out may be 0.
     samples : explicit row positions ``{"train": ..., "anchor": ...,
         "holdout": ...}`` instead of a random split.
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
     """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -112,6 +123,7 @@ class CSVM:
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
         samples: Mapping[str, Sequence[int]] | None = None,
+        recall_min: None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
