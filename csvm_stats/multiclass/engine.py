@@ -12,7 +12,7 @@ the factor loses nothing); a linear solution is mapped back to the columns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -142,7 +142,7 @@ def fit_multiclass_csvm(
             problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
 
     solution = solve(problem.miqp, solver, options)
-    record = solution.record
+    record = replace(solution.record, exact=problem.exact)
     described = ", ".join(f"class {k}: {c}/{int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
     if record.status is Status.INFEASIBLE:
         raise InfeasibleConstraintsError(

@@ -27,6 +27,7 @@ import pandas as pd
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
 from csvm_stats.design import DEFAULT_FRACTIONS, SampleSplit, Standardizer, check_fractions, explicit_split
 from csvm_stats.exceptions import DataError
+from csvm_stats.fitstate import resolve_seed
 from csvm_stats.model import CSVM, _design_frame
 from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
 from csvm_stats.solvers.base import SolverOptions
@@ -165,7 +166,8 @@ class MulticlassCSVM(CSVM):
     ):
         """Split, solve and certify; return a new :class:`~csvm_stats.multiclass.results.MulticlassResults`.
 
-        ``guarantee=True`` shifts the constrained classes' offsets on the
+        ``random_state`` seeds the split and the solver (drawn and kept in
+        ``results.random_state`` when ``None``). ``guarantee=True`` shifts the constrained classes' offsets on the
         held-out sample so that every required recall holds with probability
         at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
         """
@@ -177,7 +179,8 @@ class MulticlassCSVM(CSVM):
             raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
         if guarantee and not self.recall_min:
             raise DataError("guarantee=True needs recall_min, the recalls to guarantee.")
-        split = self._split(random_state)
+        seed = resolve_seed(random_state)
+        split = self._split(seed)
         if guarantee and split.holdout.size == 0:
             raise DataError("guarantee mode sets the offsets on the held-out sample, which is empty; give it a share.")
         X = self.exog.to_numpy()
@@ -191,7 +194,7 @@ class MulticlassCSVM(CSVM):
             for k, p0 in self.recall_min.items()
         }
         options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
-                                seed=0 if random_state is None else int(random_state))
+                                seed=seed)
         engine_fit = fit_multiclass_csvm(
             Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
             C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
@@ -203,7 +206,7 @@ class MulticlassCSVM(CSVM):
             held = engine_fit.decision_function(Xs[split.holdout])
             names = [self.class_name(k) for k in range(self.coding.n_classes)]
             shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
-        return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift)
+        return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{self.class_name(k)}>={v:g}" for k, v in self.recall_min.items()) or "no recall constraint"

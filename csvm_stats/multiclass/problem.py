@@ -52,13 +52,18 @@ from csvm_stats.tightening import UPPER_SLACK, _monotone_root
 
 @dataclass(frozen=True)
 class MulticlassProblem:
-    """The MIQP, the anchor rows it constrains and the big-M constant of each (j, k) row."""
+    """The MIQP, the anchor rows it constrains and the big-M constant of each (j, k) row.
+
+    ``exact`` is True when the model is the multiclass CSVM itself: ``big_m=None``,
+    or a user's M at least every proven constant.
+    """
 
     miqp: MIQP
     n_classes: int
     n_features: int
     anchor_index: np.ndarray
     big_m: np.ndarray
+    exact: bool
 
     def read(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(W (K, r), b (K,), z)`` from a solution vector (z on :attr:`anchor_index`)."""
@@ -199,6 +204,7 @@ def build_multiclass_primal(
         lb[blocks["w"]], ub[blocks["w"]] = -w_cap, w_cap
         ub[blocks["xi"]] = bounds.upper / (C * sample_weight)
     m = proven if big_m is None else np.minimum(float(big_m), proven)
+    exact = big_m is None or bool(np.all(float(big_m) >= proven))
     use_big_m = np.isfinite(m)
     anchor_full = sp.hstack([anchor_core, sp.csr_matrix((n_pairs, n_i))]).tocsr()
     z_of_row = sp.csr_matrix((-np.where(use_big_m, m, 0.0), (np.arange(n_pairs), anchor_point)), shape=(n_pairs, n_z))
@@ -223,4 +229,4 @@ def build_multiclass_primal(
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
         tangent_points=() if start is None else (start,),
     )
-    return MulticlassProblem(miqp, K, r, anchor_index, m)
+    return MulticlassProblem(miqp, K, r, anchor_index, m, exact)

@@ -50,7 +50,10 @@ PROBABILITIES_NOT_OFFERED = (
 
 
 class MulticlassResults:
-    """A fitted multiclass CSVM. Built by :meth:`MulticlassCSVM.fit`; read-only."""
+    """A fitted multiclass CSVM. Built by :meth:`MulticlassCSVM.fit`; read-only.
+
+    ``random_state`` is the seed of the split and the solver (drawn by the fit when none was given).
+    """
 
     def __init__(
         self,
@@ -60,6 +63,7 @@ class MulticlassResults:
         fit: MulticlassFit,
         adjusted: dict[int, AdjustedTarget],
         shift: GuaranteeShift | None,
+        random_state: int,
     ) -> None:
         self.model = model
         self.split = split
@@ -67,6 +71,7 @@ class MulticlassResults:
         self.engine_fit = fit
         self.adjusted = adjusted
         self.shift = shift
+        self.random_state = random_state
         self.intercept = fit.intercept if shift is None else shift.offsets(fit.intercept)
 
     @property
@@ -268,6 +273,11 @@ class MulticlassResults:
             notes.append(
                 f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
                 "the classifier is the best one found, not a proven optimum."
+            )
+        if record.exact is False:
+            notes.append(
+                f"big_m={self.model.big_m:g} is below the proven bound of some anchor margin, so the classifier "
+                "solves a big-M approximation, not the exact multiclass CSVM; big_m=None (the default) is exact."
             )
         fmap = self.engine_fit.feature_map
         if not fmap.exact:

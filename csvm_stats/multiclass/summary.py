@@ -39,6 +39,7 @@ def _model_table(res: MulticlassResults) -> pd.DataFrame:
             "Training sample I": sample(split.train),
             "Anchor sample J": sample(split.anchor),
             "Held-out sample H": sample(split.holdout),
+            "Random state (seed)": res.random_state,
             "Kernel": res.engine_fit.feature_map.kernel.describe(),
             "C": f"{model.C:g}",
             "Big-M": "proven per row (exact model)" if model.big_m is None else f"min({model.big_m:g}, proven)",
@@ -84,22 +85,22 @@ def _coefficient_table(res: MulticlassResults) -> pd.DataFrame:
 def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> Summary:
     """The report of a multiclass fit (module docstring)."""
     summary = Summary("Multiclass Constrained SVM (CSVM) Results")
-    summary.add_table("Model and data", _model_table(res), align="left")
-    summary.add_table("Solver", _solver_table(res, timing), align="left")
-    summary.add_table("Recall per class (anchor = in-sample, held-out = certification sample)", _recall_table(res))
-    statements = [f"{name}: {text}" for name, text in res.statements.items()]
-    statements.append(f"Joint: {res.joint_statement}")
-    summary.add_text("Confidence statements", statements)
+    summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
+    summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
+    summary.add_df(_recall_table(res), caption="Recall per class (anchor = in-sample, held-out = certification sample)")
+    statements = {str(name): str(text) for name, text in res.statements.items()}
+    statements["Joint"] = res.joint_statement
+    summary.add_paragraphs("Confidence statements", statements)
     if res.split.holdout.size:
-        summary.add_table("Held-out confusion matrix (rows: true class, columns: predicted)", _confusion_table(res))
+        summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class, columns: predicted)")
     if res.is_linear:
-        summary.add_table("Coefficients per class (original units; prediction = largest score)", _coefficient_table(res))
-    summary.add_note(
+        summary.add_df(_coefficient_table(res), caption="Coefficients per class (original units; prediction = largest score)")
+    summary.add_text(
         f"Each per-class statement holds separately at {1 - res.model.alpha:.0%}"
         + ("" if res.shift is None else f" ({100 * (1 - res.shift.alpha_each):.4g}% for the guaranteed classes)")
         + "; the joint statement holds for its classes at once."
     )
-    summary.add_note(
+    summary.add_text(
         "The anchor-sample recalls are in-sample: the rule was chosen to meet them, so the margin "
         f"({res.model.bound}) does not make them a confidence statement. Only the held-out statements hold."
     )
@@ -107,7 +108,7 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
     if cost is not None:
         changes = "; ".join(f"{c}: {r['correct_csvm_offsets']}/{r['n']} -> {r['correct_guarantee_offsets']}/{r['n']}"
                             for c, r in cost.iterrows())
-        summary.add_note(f"Guarantee mode: held-out correct counts with the CSVM's and the shifted offsets: {changes}.")
+        summary.add_text(f"Guarantee mode: held-out correct counts with the CSVM's and the shifted offsets: {changes}.")
     for note in res.warnings:
-        summary.add_note(note)
+        summary.add_text(note)
     return summary
