@@ -16,6 +16,7 @@ from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.problem import MIQP
 from csvm_stats.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.solvers.gurobi import GurobiBackend
+from csvm_stats.solvers.highs import HighsBackend, is_linear
 from csvm_stats.solvers.scip import ScipBackend
 
 __all__ = [
@@ -23,14 +24,14 @@ __all__ = [
     "SOLVERS", "SolverFallbackWarning", "get_backend", "solve",
 ]
 
-SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa")
+SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa", "highs")
 SIZE_LIMITED_LINEAR = 2000  # variables or constraints the pip licence allows for a linear model
 SIZE_LIMITED_QUADRATIC = 200  # variables it allows once the objective is quadratic
 _size_limited_licence: list[bool] = []  # set once a licence error has been seen in this process
 
 
 class SolverFallbackWarning(UserWarning):
-    """``solver="auto"`` could not use Gurobi for this model and used SCIP."""
+    """``solver="auto"`` could not use Gurobi for this model and used HiGHS or SCIP."""
 
 
 def get_backend(name: str) -> Backend:
@@ -45,6 +46,8 @@ def get_backend(name: str) -> Backend:
         return GurobiBackend("miqp")
     if name == "gurobi-oa":
         return GurobiBackend("oa")
+    if name == "highs":
+        return HighsBackend()
     raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}.")
 
 
@@ -75,5 +78,6 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
             return GurobiBackend("auto").solve(problem, options)
         except LicenseLimitError as err:
             _size_limited_licence.append(True)
-            warnings.warn(f"{err} Falling back to SCIP for this model.", SolverFallbackWarning, stacklevel=2)
-    return ScipBackend().solve(problem, options)
+            fallback = "HiGHS" if is_linear(problem) else "SCIP"
+            warnings.warn(f"{err} Falling back to {fallback} for this model.", SolverFallbackWarning, stacklevel=2)
+    return (HighsBackend() if is_linear(problem) else ScipBackend()).solve(problem, options)
