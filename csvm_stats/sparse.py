@@ -299,3 +299,35 @@ def fit_cardinality_csvm(
         max_features=int(max_features),
         screening=Screening(candidates, p, rule),
     )
+
+
+def fit_sparse_csvm(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    penalty: str = "l1",
+    max_features: int | None = None,
+    screen: int | None = None,
+    C: float = 1.0,
+    min_counts: Mapping[str, int] | None = None,
+    big_m: float | None = None,
+    sample_weight: np.ndarray | None = None,
+    solver: str = "auto",
+    options: SolverOptions | None = None,
+    warm_start: bool = True,
+) -> SparseFit:
+    """The route the arguments name: ``max_features`` -> cardinality, else ``penalty="l1"``."""
+    check_sparsity(penalty, max_features, X_train.shape[1])
+    if max_features is not None:
+        return fit_cardinality_csvm(
+            X_train, y_train, X_anchor, y_anchor, max_features=max_features, C=C, min_counts=min_counts,
+            sample_weight=sample_weight, solver=solver, options=options, screen=screen,
+        )
+    if penalty != "l1":
+        raise DataError("fit_sparse_csvm needs penalty='l1' or max_features; the plain CSVM is engine.fit_csvm.")
+    return fit_l1_csvm(
+        X_train, y_train, X_anchor, y_anchor, C=C, min_counts=min_counts, big_m=big_m,
+        sample_weight=sample_weight, solver=solver, options=options, warm_start=warm_start,
+    )
