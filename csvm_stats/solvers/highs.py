@@ -65,7 +65,9 @@ def _status(highs, model, n_solutions: bool) -> Status:
         return Status.OPTIMAL
     if code in (s.kInfeasible, s.kUnboundedOrInfeasible):
         return Status.INFEASIBLE
-    if code in (s.kTimeLimit, s.kIterationLimit, s.kSolutionLimit, s.kInterrupt, s.kMemoryLimit, s.kHighsInterrupt):
+    if code in (s.kInterrupt, s.kHighsInterrupt):
+        return Status.INTERRUPTED
+    if code in (s.kTimeLimit, s.kIterationLimit, s.kSolutionLimit, s.kMemoryLimit):
         return Status.TIME_LIMIT if n_solutions else Status.NO_SOLUTION
     return Status.ERROR
 
