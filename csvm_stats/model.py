@@ -20,8 +20,8 @@ guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
 from __future__ import annotations
 
 import numbers
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,9 @@ from csvm_stats.design import (
     explicit_split,
     split_samples,
 )
+from csvm_stats.engine import fit_csvm
 from csvm_stats.exceptions import DataError
+from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
 from csvm_stats.solvers.base import SolverOptions
@@ -245,15 +247,16 @@ class CSVM:
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
-        ``random_state`` seeds the split and the solver. ``guarantee=True``
+        ``random_state`` seeds the split and the solver; when it is ``None`` a
+        seed is drawn and kept in ``results.random_state`` (and printed in the
+        summary), so the fit can be repeated. ``guarantee=True``
         (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
-        from csvm_stats.engine import fit_csvm
-
         guaranteed = self._guaranteed_rate(guarantee)
-        split = self._split(random_state)
+        seed = resolve_seed(random_state)
+        split = self._split(seed)
         if guaranteed is not None and split.holdout.size == 0:
             raise DataError("guarantee mode sets the intercept on the held-out sample, which is empty; give it a share.")
         X = self.exog.to_numpy()
@@ -271,7 +274,7 @@ class CSVM:
             mip_gap=mip_gap,
             threads=threads,
             verbose=verbose,
-            seed=0 if random_state is None else int(random_state),
+            seed=seed,
         )
         if self.sparse:
             from csvm_stats.sparse import fit_sparse_csvm
@@ -299,11 +302,12 @@ class CSVM:
         if guaranteed is not None:
             scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
             umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
         if self.sparse:
             from csvm_stats.sparse_results import SparseCSVMResults
 
-            return SparseCSVMResults(self, split, scaler, engine_fit, adjusted, umbrella)
-        return CSVMResults(self, split, scaler, engine_fit, adjusted, umbrella)
+            return SparseCSVMResults(state)
+        return CSVMResults(state)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.results import CSVMResults
+from csvm_stats.summary import Summary, build_summary
 
 SELECTION_NOTE = (
     "The features were selected with the training and anchor samples only; the held-out sample played no "
@@ -93,3 +94,19 @@ class SparseCSVMResults(CSVMResults):
         )
         table["in_fit"] = table.index.isin(self.selected_features.index)
         return table
+
+    def summary(self, *, timing: bool = True) -> Summary:
+        """The CSVM summary with the selected features in place of all coefficients."""
+        fit, p = self.engine_fit, len(self.model.exog_names)
+        route = (
+            f"L2 CSVM with at most {fit.max_features} features" if self.route == "cardinality"
+            else "L1-norm CSVM (min ||w||_1 + C sum xi)"
+        )
+        table = self.selected_features.rename(columns={"coef_std": "coef (standardised)"})
+        intercept = pd.DataFrame({"coef": [self.params["Intercept"]], "coef (standardised)": [self.intercept]},
+                                 index=["Intercept"])
+        caption = f"Selected features: {self.n_selected} of {p} ({route}; decision f(x) >= 0 means positive)"
+        return build_summary(
+            self, timing=timing, coefficients=(caption, pd.concat([table, intercept])),
+            title="Sparse constrained SVM (CSVM) Results",
+        )

@@ -158,3 +158,16 @@ def test_model_sparse_fit_reports_selection_and_heldout_statements(kw):
     assert res.rates.loc["tpr", "heldout_n"] > 0 and res.rates.loc["tpr", "method"] == "clopper-pearson"
     assert SELECTION_NOTE in res.warnings
     assert res.rates.loc["tpr", "met"]
+
+
+def test_sparse_summary_lists_the_selected_features_only():
+    from csvm_stats.model import CSVM
+
+    X, y = _toy(200, 30, 2, seed=7)
+    res = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=2).fit(random_state=1)
+    text = res.summary(timing=False).as_text()
+    assert "Selected features: 2 of 30" in text and "at most 2 features" in text
+    assert all(name in text for name in res.selected_features.index)
+    unselected = [f"x{k}" for k in range(3, 31) if f"x{k}" not in res.selected_features.index]
+    assert not any(f"\\n{name} " in text for name in unselected)
+    assert "held-out statements hold for the selected classifier" in text.replace("\\n", " ")
