@@ -169,5 +169,5 @@ def test_sparse_summary_lists_the_selected_features_only():
     assert "Selected features: 2 of 30" in text and "at most 2 features" in text
     assert all(name in text for name in res.selected_features.index)
     unselected = [f"x{k}" for k in range(3, 31) if f"x{k}" not in res.selected_features.index]
-    assert not any(f"\\n{name} " in text for name in unselected)
-    assert "held-out statements hold for the selected classifier" in text.replace("\\n", " ")
+    assert not any(f"\n{name} " in text for name in unselected)
+    assert "held-out statements hold for the selected classifier" in " ".join(text.split())
