@@ -63,6 +63,9 @@ class MulticlassCSVM(CSVM):
     big_m : ``None`` (default) solves the exact model with proven per-row
         constants (indicator constraints where none is proven); a number caps them.
     standardize, fractions, samples : as for :class:`CSVM`.
+    tpr_min, tnr_min, acc_min, positive, penalty, max_features, screen :
+        options of the two-class model, accepted only to be refused with a
+        message (:class:`CSVM` passes every argument here).
     """
 
     def __init__(
@@ -87,9 +90,15 @@ class MulticlassCSVM(CSVM):
         tnr_min: float | None = None,
         acc_min: float | None = None,
         positive: Any = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
     ) -> None:
         binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
-                                          ("positive", positive)) if v is not None}
+                                          ("positive", positive), ("max_features", max_features),
+                                          ("screen", screen)) if v is not None}
+        if penalty != "l2":
+            binary_only["penalty"] = penalty
         if binary_only:
             raise DataError(
                 f"{sorted(binary_only)} belong to the two-class model; with several classes (or recall_min) state "
