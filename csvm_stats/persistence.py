@@ -352,7 +352,7 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
                 factor.eval_method in (Factor.EvalMethod.LOOKUP, Factor.EvalMethod.LITERAL),
                 f"formula factor {factor} is not a column look-up",
             )
-    return FormulaDesign(formula, response, spec, tuple(columns))
+    return FormulaDesign(formula, response, spec, tuple(columns), inputs=tuple(sorted(names)))
 
 
 @dataclass(frozen=True)
