@@ -27,7 +27,9 @@ import numpy as np
 
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
-from csvm_stats.problem import RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, rate_requirements
+from csvm_stats.problem import (
+    RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, constrained_anchor_points, rate_requirements,
+)
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
 
@@ -36,7 +38,12 @@ DEFAULT_BIG_M = 100.0
 
 @dataclass(frozen=True)
 class CSVMFit:
-    """A solved CSVM: ``f(x) = coef' phi(x) + intercept``, positive class when ``f >= 0``."""
+    """A solved CSVM: ``f(x) = coef' phi(x) + intercept``, positive class when ``f >= 0``.
+
+    ``z`` has one entry per anchor point; ``constrained_anchor`` lists the
+    anchor points that some rate counts (the only ones in the MIQP) and
+    ``big_m`` their constants ``M_j``.
+    """
 
     coef: np.ndarray
     intercept: float
@@ -47,6 +54,7 @@ class CSVMFit:
     C: float
     min_counts: Mapping[str, int]
     big_m: np.ndarray = field(repr=False)
+    constrained_anchor: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int), repr=False)
     warm_start_objective: float | None = None
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
@@ -169,16 +177,20 @@ def fit_csvm(
         start = shifted_intercept_start(
             phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
         )
+    # Anchor points that no rate counts carry no constraint in the exact model
+    # (z_j = 0 switches theirs off): they leave the MIQP.
+    kept = constrained_anchor_points(requirements, y_j.size)
+    phi_k, y_k = phi_j[kept], y_j[kept]
     x0 = upper = svm_ref = None
     if start is not None:
-        x0 = np.r_[start.w, start.b, start.xi, start.z]
+        x0 = np.r_[start.w, start.b, start.xi, start.z[kept]]
         upper = start.objective
         svm_ref = svm_reference(phi_i, y_i, C, weight, gram)
     build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
-    problem: CSVMProblem = build_primal(phi_i, y_i, phi_j, y_j, start=x0, **build)
+    problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
     if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
         # the user's M is smaller than the warm start needs: the start is not feasible for this model
-        problem = build_primal(phi_i, y_i, phi_j, y_j, **build)
+        problem = build_primal(phi_i, y_i, phi_k, y_k, **build)
 
     solution = solve(problem.miqp, solver, options)
     record = solution.record
@@ -205,7 +217,9 @@ def fit_csvm(
     if kern.is_linear and fmap.reference is not None:  # back from the factorised map to the columns
         coef = fmap.reference.T @ fmap.expansion_coefficients(coef)
         fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
-    z = np.round(x[blocks["z"]])
+    # z: the model's indicators; an anchor point outside the model counts as 1 where it meets its margin
+    z = (y_j * (phi_j @ x[blocks["w"]] + b) >= 1.0 - 1e-9).astype(float)
+    z[kept] = np.round(x[blocks["z"]])
     return CSVMFit(
         coef=coef,
         intercept=b,
@@ -216,5 +230,6 @@ def fit_csvm(
         C=float(C),
         min_counts=counts,
         big_m=problem.big_m,
+        constrained_anchor=kept,
         warm_start_objective=None if start is None else start.objective,
     )

@@ -133,6 +133,19 @@ def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> li
     return [RateRequirement(kind, int(min_counts[kind]), members[kind]) for kind in RATE_KINDS if kind in min_counts]
 
 
+def constrained_anchor_points(requirements: list[RateRequirement], n_anchor: int) -> np.ndarray:
+    """Sorted indices of the anchor points that at least one requirement counts.
+
+    The others carry no constraint: with :math:`z_j = 0` their margin row is
+    void in the exact model, so they can leave it without changing the optimum.
+    Every requirement's members are a whole class or all points, so the kept
+    points give the same requirements again (:func:`rate_requirements`).
+    """
+    if not requirements:
+        return np.empty(0, dtype=int)
+    return np.unique(np.concatenate([req.members for req in requirements])).astype(int)
+
+
 def _count_rows(requirements: list[RateRequirement], z_start: int, n: int) -> sp.csr_matrix:
     """One row per requirement: the sum of its members' z."""
     rows = sp.lil_matrix((len(requirements), n))

@@ -24,6 +24,7 @@ class Status(str, enum.Enum):
     TIME_LIMIT = "time limit (incumbent)"
     INFEASIBLE = "infeasible"
     NO_SOLUTION = "no solution found"
+    INTERRUPTED = "interrupted"  # the user pressed Ctrl-C (SIGINT); callers re-raise KeyboardInterrupt
     ERROR = "error"
 
     @property
