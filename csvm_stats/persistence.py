@@ -409,14 +409,17 @@ def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
     _require(name in ("linear", "rbf", "poly"), "kernel.name must be 'linear', 'rbf' or 'poly'")
     coef = arrays.get("coef")
     _require(coef is not None and coef.ndim == 1, "arrays/coef.npy must be a vector")
+    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
+    _require(_is_integer(degree) and 1 <= degree <= 100, "kernel.degree must be a positive integer")
+    _require(_is_number(coef0), "kernel.coef0 must be a number")
+    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
+    _require(_is_integer(rank) and _is_integer(numerical_rank) and isinstance(exact, bool), "kernel rank fields")
     if name == "linear":
+        _require(gamma is None, "kernel.gamma must be null for a linear model")
         _require(coef.size == p, f"a linear model needs {p} coefficients, the file has {coef.size}")
         _require(not set(KERNEL_ARRAYS) & set(arrays), "a linear model has no reference or projection arrays")
         return FeatureMap(Kernel("linear"), rank=p, numerical_rank=p, exact=True)
-    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
     _require(_is_number(gamma) and gamma > 0, "kernel.gamma must be a positive number")
-    _require(_is_integer(degree) and 1 <= degree <= 100, "kernel.degree must be a positive integer")
-    _require(_is_number(coef0), "kernel.coef0 must be a number")
     reference, projection = arrays.get("reference"), arrays.get("projection")
     _require(reference is not None and projection is not None, "a kernel model needs reference and projection arrays")
     _require(reference.ndim == 2 and reference.shape[1] == p, f"reference must have {p} columns")
@@ -424,8 +427,6 @@ def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
         projection.ndim == 2 and projection.shape == (reference.shape[0], coef.size),
         "projection must be (reference rows) x (number of coefficients)",
     )
-    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
-    _require(_is_integer(rank) and _is_integer(numerical_rank) and isinstance(exact, bool), "kernel rank fields")
     kernel = Kernel(name, gamma=float(gamma), degree=int(degree), coef0=float(coef0))
     return FeatureMap(kernel, reference, projection, rank=rank, numerical_rank=numerical_rank, exact=exact)
 
