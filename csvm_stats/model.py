@@ -85,6 +85,8 @@ class CSVM:
         ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
     kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
         the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
+        ``big_m=None`` (default) solves the exact CSVM with proven per-point
+        big-M constants; a number M is the paper's big-M model.
     positive : the label of the positive class; default the second level.
     standardize : centre and scale the columns with statistics of the
         training and anchor samples (the held-out sample is never used).
@@ -109,7 +111,7 @@ class CSVM:
         degree: int = 3,
         coef0: float = 1.0,
         rank: int | None = None,
-        big_m: float | None = 100.0,
+        big_m: float | None = None,
         positive: Any = None,
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
