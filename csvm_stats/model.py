@@ -99,7 +99,18 @@ class CSVM:
         ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
         with at most s non-zero coefficients, its MIQP restricted to the
         ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse`).
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
     """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -125,6 +136,7 @@ class CSVM:
         penalty: str = "l2",
         max_features: int | None = None,
         screen: int | None = None,
+        recall_min: None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
