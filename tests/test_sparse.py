@@ -171,3 +171,43 @@ def test_sparse_summary_lists_the_selected_features_only():
     unselected = [f"x{k}" for k in range(3, 31) if f"x{k}" not in res.selected_features.index]
     assert not any(f"\n{name} " in text for name in unselected)
     assert "held-out statements hold for the selected classifier" in " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def l1_formula_fit():
+    import pandas as pd
+
+    from csvm_stats.model import CSVM
+
+    X, y = _toy(200, 12, 2, seed=8)
+    frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(12)]).assign(y=np.where(y > 0, "case", "control"))
+    return CSVM.from_formula("y ~ .", frame, tpr_min=0.8, bound="binomial", positive="case", penalty="l1", C=0.05).fit(
+        random_state=2
+    )
+
+
+def test_selection_stability_is_reproducible_and_independent_of_n_jobs(l1_formula_fit):
+    res = l1_formula_fit
+    one = res.selection_stability(n_bootstrap=6, random_state=5, n_jobs=1)
+    two = res.selection_stability(n_bootstrap=6, random_state=5, n_jobs=2)
+    assert one.equals(two)
+    assert set(one.columns) >= {"frequency", "count", "refits", "in_fit"}
+    assert one.loc[["g0", "g1"], "frequency"].min() >= 5 / 6  # the informative columns are chosen (nearly) always
+    assert one["in_fit"].sum() == res.n_selected
+    assert np.allclose(one["frequency"], one["count"] / one["refits"])
+
+
+def test_stability_plot_returns_axes_with_one_bar_per_feature(l1_formula_fit):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from csvm_stats.plotting import plot_selection_stability
+
+    table = l1_formula_fit.selection_stability(n_bootstrap=4, random_state=0)
+    ax = plot_selection_stability(table, top=5, threshold=0.6)
+    assert len(ax.patches) == 5 and [t.get_text() for t in ax.get_yticklabels()] == list(table.index[:5])
+    plt.close("all")
+    with pytest.raises(DataError, match="selection_stability"):
+        plot_selection_stability(table.drop(columns="refits"))
