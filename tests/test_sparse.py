@@ -211,3 +211,23 @@ def test_stability_plot_returns_axes_with_one_bar_per_feature(l1_formula_fit):
     plt.close("all")
     with pytest.raises(DataError, match="selection_stability"):
         plot_selection_stability(table.drop(columns="refits"))
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from csvm_stats.sklearn import CSVMClassifier  # noqa: E402
+
+
+@parametrize_with_checks([
+    CSVMClassifier(penalty="l1", C=0.5),
+    CSVMClassifier(max_features=1, tpr_min=0.8, bound="none", random_state=0),
+])
+def test_sparse_estimators_pass_the_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+def test_classifier_exposes_the_selection():
+    X, y = _toy(160, 10, 2, seed=9)
+    clf = CSVMClassifier(max_features=2, tpr_min=0.8, bound="binomial", random_state=0).fit(X, y)
+    assert np.count_nonzero(clf.coef_) <= 2 and np.count_nonzero(clf.coef_[0, :2]) == 2
+    assert set(clf.results_.selected_features.index) == {f"x{k + 1}" for k in np.flatnonzero(clf.coef_[0])}
