@@ -164,6 +164,9 @@ def fit_command(args: argparse.Namespace) -> int:
         degree=args.degree,
         positive=_positive_label(data, args.formula, args.positive),
         fractions=tuple(args.fractions),
+        penalty=args.penalty,
+        max_features=args.max_features,
+        screen=args.screen,
     )
     results = model.fit(
         solver=args.solver, time_limit=args.time_limit, random_state=args.seed, guarantee=args.guarantee
@@ -264,6 +267,16 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
     return f"csvm-stats: warning: {message}\n"
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
+    return number
+
+
 def _probability(value: str) -> float:
     try:
         p = float(value)
@@ -306,8 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
     svm.add_argument("--degree", type=int, default=3, help="poly degree (3)")
     svm.add_argument("--fractions", type=float, nargs=3, default=(0.5, 0.25, 0.25), metavar=("TRAIN", "ANCHOR", "HOLDOUT"),
                      help="shares of the rows for the training, anchor and held-out samples (0.5 0.25 0.25)")
+    sparse = fit.add_argument_group("feature selection (linear kernel)")
+    sparse.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+                        help="l1: the L1-norm CSVM min ||w||_1 + C sum(xi), a sparse MILP (l2)")
+    sparse.add_argument("--max-features", type=_positive_int, metavar="S",
+                        help="at most S non-zero coefficients (the cardinality-constrained L2 CSVM)")
+    sparse.add_argument("--screen", type=_positive_int, metavar="K",
+                        help="columns the --max-features MIQP keeps (default: all up to 60, else max(5 S, 50))")
     solve = fit.add_argument_group("solver")
-    solve.add_argument("--solver", choices=("auto", "scip", "gurobi"), default="auto")
+    solve.add_argument("--solver", choices=("auto", "scip", "gurobi", "highs"), default="auto")
     solve.add_argument("--time-limit", type=float, default=300.0, help="seconds (300)")
     solve.add_argument("--seed", type=int, default=0, help="seed of the sample split and the solver (0)")
     out = fit.add_argument_group("output")

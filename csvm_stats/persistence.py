@@ -35,7 +35,11 @@ A ZIP archive with exactly these members:
     ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
     ``samples`` ({"train"|"anchor"|"holdout": int}), ``random_state`` (int,
-    the seed of the fit, drawn when none was given; absent in older files).
+    the seed of the fit, drawn when none was given; absent in older files);
+    for a sparse CSVM also ``selection``: ``{"route": "l1"|"cardinality",
+    "max_features": int|null, "exact": bool, "features": {name: coef}}``
+    (the selected features and their coefficients in original units; absent
+    for a full-feature CSVM and in older files).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
@@ -130,6 +134,22 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
         "random_state": int(results.random_state),
+        **_selection_report(results),
+    }
+
+
+def _selection_report(results: CSVMResults) -> dict[str, Any]:
+    """``{"selection": ...}`` for a sparse CSVM (module docstring), else nothing."""
+    selected = getattr(results, "selected_features", None)
+    if selected is None:
+        return {}
+    return {
+        "selection": {
+            "route": results.route,
+            "max_features": results.engine_fit.max_features,
+            "exact": bool(results.exact),
+            "features": {str(k): float(v) for k, v in selected["coef"].items()},
+        }
     }
 
 
@@ -431,9 +451,31 @@ class SavedModel:
         return pd.Series(self.report["statements"], name="statement")
 
     @property
+    def selected_features(self) -> pd.Series | None:
+        """A sparse CSVM's selected features and coefficients (original units); ``None`` otherwise."""
+        selection = self.report.get("selection")
+        if selection is None:
+            return None
+        return pd.Series(selection["features"], name="coef", dtype=float)
+
+    @property
     def random_state(self) -> int | None:
         """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
         return self.report.get("random_state")
+
+
+def _check_selection(selection: Any, columns: list[str]) -> None:
+    if selection is None:
+        return
+    _require(isinstance(selection, dict), "report.selection must be an object")
+    _require(selection.get("route") in ("l1", "cardinality"), "report.selection.route must be 'l1' or 'cardinality'")
+    s = selection.get("max_features")
+    _require(s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 1), "report.selection.max_features")
+    _require(isinstance(selection.get("exact"), bool), "report.selection.exact must be a boolean")
+    features = selection.get("features")
+    _require(isinstance(features, dict) and set(features) <= set(columns), "report.selection.features must name columns")
+    _require(all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in features.values()),
+             "report.selection.features must map columns to numbers")
 
 
 def load_model(path: str | Path) -> SavedModel:
@@ -452,6 +494,7 @@ def load_model(path: str | Path) -> SavedModel:
     _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
     seed = report.get("random_state")
     _require(seed is None or (isinstance(seed, int) and not isinstance(seed, bool)), "report.random_state must be an integer")
+    _check_selection(report.get("selection"), columns)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),

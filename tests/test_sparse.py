@@ -231,3 +231,32 @@ def test_classifier_exposes_the_selection():
     clf = CSVMClassifier(max_features=2, tpr_min=0.8, bound="binomial", random_state=0).fit(X, y)
     assert np.count_nonzero(clf.coef_) <= 2 and np.count_nonzero(clf.coef_[0, :2]) == 2
     assert set(clf.results_.selected_features.index) == {f"x{k + 1}" for k in np.flatnonzero(clf.coef_[0])}
+
+
+def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from csvm_stats.cli import EXIT_OK, EXIT_USAGE, main
+    from csvm_stats.persistence import load_model
+
+    X, y = _toy(200, 8, 2, seed=10)
+    frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(8)]).assign(y=np.where(y > 0, "pos", "neg"))
+    data, model_file = tmp_path / "d.csv", tmp_path / "m.csvm"
+    frame.to_csv(data, index=False)
+    argv = ["fit", str(data), "-f", "y ~ .", "--positive", "pos", "--tpr-min", "0.8", "--bound", "binomial",
+            "--max-features", "2", "--format", "json", "--save", str(model_file)]
+    assert main(argv) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["selection"]["route"] == "cardinality" and len(report["selection"]["features"]) <= 2
+    saved = load_model(model_file)
+    assert set(saved.selected_features.index) == set(report["selection"]["features"])
+    assert "Selected features" in saved.summary_text
+    assert main(["predict", str(model_file), str(data), "-o", str(tmp_path / "p.csv")]) == EXIT_OK
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", str(data), "-f", "y ~ .", "--max-features", "0"])
+    assert stop.value.code == EXIT_USAGE
+    assert "positive integer" in capsys.readouterr().err
+    assert main(["fit", str(data), "-f", "y ~ .", "--penalty", "l1", "-C", "0.05", "--solver", "highs"]) == EXIT_OK
+    assert "L1-norm CSVM" in capsys.readouterr().out
