@@ -260,3 +260,22 @@ def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
     assert "positive integer" in capsys.readouterr().err
     assert main(["fit", str(data), "-f", "y ~ .", "--penalty", "l1", "-C", "0.05", "--solver", "highs"]) == EXIT_OK
     assert "L1-norm CSVM" in capsys.readouterr().out
+
+
+def test_r_api_accepts_the_sparse_options_and_exports_the_selection():
+    from csvm_stats import r_api
+
+    X, y = _toy(160, 6, 2, seed=11)
+    names = [f"g{k}" for k in range(6)]
+    labels = np.where(y > 0, "yes", "no").tolist()
+    out = r_api.fit(X, names, labels, "yes", {"penalty": "l1", "C": 0.05, "tpr_min": 0.8, "bound": "binomial",
+                                             "random_state": 1.0})
+    exported = r_api.export(out["results"])
+    assert list(exported["selected_names"]) == list(out["results"].selected_features.index)
+    assert np.allclose(exported["selected_coef"], out["results"].selected_features["coef"])
+    out = r_api.fit(X, names, labels, "yes", {"max_features": 2.0, "random_state": 1})
+    assert len(r_api.export(out["results"])["selected_names"]) <= 2
+    with pytest.raises(DataError, match="whole number"):
+        r_api.fit(X, names, labels, "yes", {"max_features": 2.5})
+    plain = r_api.export(r_api.fit(X, names, labels, "yes", {"random_state": 1})["results"])
+    assert plain["selected_names"].size == 0 and plain["selected_coef"].size == 0
