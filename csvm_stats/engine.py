@@ -21,7 +21,7 @@ constraint this is scikit-learn's ``SVC`` with ``C/2``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from csvm_stats.problem import (
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
 
-DEFAULT_BIG_M = 100.0
+DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.problem)
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,9 @@ def fit_csvm(
     points of the positive class, the negative class or all that must satisfy
     their margin constraint (see :func:`csvm_stats.bounds.adjust_target`).
     ``big_m=None`` solves the exact model (proven per-point constants or
-    indicator constraints). ``sample_weight`` gives training multiplicities.
+    indicator constraints), the default; a number M is the paper's big-M model,
+    exact only when M is at least every proven bound (``fit.record.exact``).
+    ``sample_weight`` gives training multiplicities.
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
@@ -189,11 +191,12 @@ def fit_csvm(
     build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
     problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
     if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
-        # the user's M is smaller than the warm start needs: the start is not feasible for this model
-        problem = build_primal(phi_i, y_i, phi_k, y_k, **build)
+        # the user's M is smaller than the warm start needs: the start is not feasible for this
+        # model, and its objective is no upper bound on the model's optimum (no tightening from it)
+        problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
     solution = solve(problem.miqp, solver, options)
-    record = solution.record
+    record = replace(solution.record, exact=problem.exact)
     if record.status is Status.INFEASIBLE:
         hint = (
             "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"

@@ -352,6 +352,12 @@ class CSVMResults:
                 f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
                 "the classifier is the best one found, not a proven optimum."
             )
+        if record.exact is False:
+            notes.append(
+                f"big_m={self.model.big_m:g} is below the proven bound of some anchor point's margin, so the "
+                "classifier solves the paper's big-M approximation, not the exact CSVM; big_m=None (the default) "
+                "solves the exact model."
+            )
         fmap = self.engine_fit.feature_map
         if not fmap.exact:
             notes.append(

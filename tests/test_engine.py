@@ -346,3 +346,22 @@ def test_auto_sends_a_large_problem_without_binaries_to_scip(wisconsin):
     X, y = wisconsin
     fit = fit_csvm(X, y, X[:0], y[:0], solver="auto")
     assert fit.record.backend == "scip" and fit.record.status is Status.OPTIMAL
+
+
+def test_default_big_m_is_exact_where_a_fixed_m_is_not():
+    """An anchor point far on the wrong side: M = 1 cannot drop it, the default (proven M_j) can."""
+    rng = np.random.default_rng(18)
+    Xi = rng.normal(size=(40, 2))
+    yi = np.where(Xi[:, 0] > 0, 1.0, -1.0)
+    Xj = np.r_[rng.normal(size=(12, 2)) + [2.0, 0.0], [[-6.0, 0.0]]]
+    yj = np.ones(13)
+    counts = {"tpr": 12}
+    exact = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="scip", options=TIGHT)
+    assert exact.record.exact is True and np.all(np.isfinite(exact.big_m))
+    fixed = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=1.0, solver="scip", options=TIGHT)
+    assert fixed.record.exact is False
+    # M = 1 forces margin >= 0 on the dropped point: a worse classifier than the CSVM's optimum
+    assert fixed.objective > exact.objective * (1 + 1e-3)
+    large = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=1e4, solver="scip", options=TIGHT)
+    assert large.record.exact is True
+    assert large.objective == pytest.approx(exact.objective, rel=1e-6)

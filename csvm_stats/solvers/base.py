@@ -67,6 +67,7 @@ class SolveRecord:
     backend_version: str
     formulation: str
     message: str = ""
+    exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
 
 
 @dataclass(frozen=True)
