@@ -370,6 +370,7 @@ def build_l1_primal(
         proven = np.maximum(1.0 - bounds.anchor_lo, 0.0)
     m_j = proven if big_m is None else np.minimum(float(big_m), proven)
     use_big_m = np.isfinite(m_j)
+    exact = big_m is None or bool(np.all(float(big_m) >= proven))
 
     def margin(phi: np.ndarray, y: np.ndarray) -> sp.csr_matrix:  # y (w+ - w-)' phi + y b
         yphi = phi * y[:, None]
@@ -390,7 +391,7 @@ def build_l1_primal(
         Q=sp.csr_matrix((n, n)), c=c, A=A, row_lo=row_lo, row_hi=np.full(A.shape[0], np.inf), lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
     )
-    return CSVMProblem(miqp, m_j)
+    return CSVMProblem(miqp, m_j, exact)
 
 
 def coefficient_blocks(problem: MIQP) -> tuple[str, ...]:
@@ -459,4 +460,4 @@ def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
         start=start,
         tangent_points=tuple(np.r_[t, np.zeros(p)] for t in miqp.tangent_points),
     )
-    return CSVMProblem(miqp, problem.big_m)
+    return CSVMProblem(miqp, problem.big_m, problem.exact)

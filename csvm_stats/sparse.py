@@ -145,9 +145,9 @@ def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options) -> tuple[n
 
 def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str):
     solution = solve(problem.miqp, solver, options)
-    record = solution.record
+    record = replace(solution.record, exact=problem.exact)
     _raise_for(record.status, record.backend, record.wall_time, what, record.message)
-    return solution
+    return replace(solution, record=record)
 
 
 def fit_l1_csvm(
