@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,11 @@ class CSVM:
     fractions : (train, anchor, held-out) shares; held-out may be 0.
     samples : explicit row positions ``{"train": ..., "anchor": ...,
         "holdout": ...}`` instead of a random split.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (:mod:`csvm_stats.sparse`, linear kernel only): ``penalty="l1"`` solves
+        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
+        with at most s non-zero coefficients, its MIQP restricted to the
+        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse`).
     """
 
     def __init__(
@@ -116,6 +122,9 @@ class CSVM:
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
         samples: Mapping[str, Sequence[int]] | None = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
@@ -143,6 +152,23 @@ class CSVM:
         self.fractions = check_fractions(fractions)
         self.samples = None if samples is None else explicit_split(samples, n)
         self.formula: FormulaDesign | None = None
+        self._set_sparsity(penalty, max_features, screen)
+
+    def _set_sparsity(self, penalty: str, max_features: int | None, screen: int | None) -> None:
+        from csvm_stats.sparse import check_sparsity
+
+        check_sparsity(penalty, max_features, self.exog.shape[1])
+        self.penalty, self.max_features, self.screen = penalty, max_features, screen
+        if self.sparse and self.kernel != "linear":
+            raise DataError("penalty='l1' and max_features select columns, so they need kernel='linear'.")
+        if screen is not None and (max_features is None or isinstance(screen, bool) or int(screen) != screen
+                                   or not max_features <= screen):
+            raise DataError("screen (the columns the cardinality route keeps) needs max_features and an integer >= it.")
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the fit selects features (``penalty="l1"`` or ``max_features``)."""
+        return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
     def from_formula(cls, formula: str, data: pd.DataFrame, **kwargs: Any) -> CSVM:
@@ -252,17 +278,22 @@ class CSVM:
             verbose=verbose,
             seed=seed,
         )
-        engine_fit = fit_csvm(
+        if self.sparse:
+            from csvm_stats.sparse import fit_sparse_csvm
+
+            fit_function: Callable[..., Any] = partial(
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen
+            )
+        else:
+            fit_function = partial(
+                fit_csvm, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank
+            )
+        engine_fit = fit_function(
             Xs[split.train],
             y[split.train],
             Xs[split.anchor],
             y_anchor,
             C=self.C,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            rank=self.rank,
             min_counts={rate: t.count for rate, t in adjusted.items()},
             big_m=self.big_m,
             solver=solver,
@@ -273,10 +304,18 @@ class CSVM:
         if guaranteed is not None:
             scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
             umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
-        return CSVMResults(FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed))
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
+        if self.sparse:
+            from csvm_stats.sparse_results import SparseCSVMResults
+
+            return SparseCSVMResults(state)
+        return CSVMResults(state)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"
         source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
-        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r})"
+        sparsity = "" if not self.sparse else (
+            f", max_features={self.max_features}" if self.max_features is not None else f", penalty={self.penalty!r}"
+        )
+        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r}{sparsity})"
 

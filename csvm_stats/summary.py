@@ -331,9 +331,16 @@ def _coefficient_table(res: SummarySource) -> pd.DataFrame:
     )
 
 
-def build_summary(res: SummarySource, *, timing: bool = True) -> Summary:
-    """The CSVM report: model and data, solver, rates with statements, coefficients, notes."""
-    summary = Summary("Constrained SVM (CSVM) Results")
+def build_summary(
+    res: SummarySource, *, timing: bool = True, coefficients: tuple[str, pd.DataFrame] | None = None,
+    title: str = "Constrained SVM (CSVM) Results",
+) -> Summary:
+    """The CSVM report: model and data, solver, rates with statements, coefficients, notes.
+
+    ``coefficients`` = (caption, table) replaces the table of all coefficients
+    (the sparse CSVM lists its selected features there).
+    """
+    summary = Summary(title)
     summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
     summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
     summary.add_df(_rate_table(res), caption="Rates (anchor = in-sample, held-out = certification sample)")
@@ -341,7 +348,9 @@ def build_summary(res: SummarySource, *, timing: bool = True) -> Summary:
     if len(statements) > 1:
         statements["Joint"] = res.joint_statement
     summary.add_paragraphs("Confidence statements", statements)
-    if res.is_linear:
+    if coefficients is not None:
+        summary.add_df(coefficients[1], caption=coefficients[0])
+    elif res.is_linear:
         summary.add_df(_coefficient_table(res), caption="Coefficients (decision f(x) >= 0 means positive)")
     else:
         summary.add_df(_key_values(res.support.to_dict()), header=False, align="l", caption="Kernel solution")
