@@ -99,7 +99,18 @@ class CSVM:
         ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
         with at most s non-zero coefficients, its MIQP restricted to the
         ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse`).
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
     """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -125,6 +136,7 @@ class CSVM:
         penalty: str = "l2",
         max_features: int | None = None,
         screen: int | None = None,
+        recall_min: None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
@@ -171,13 +183,27 @@ class CSVM:
         return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, **kwargs: Any) -> CSVM:
+    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
         """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
         so that ``results.predict(newdata)`` codes new data the same way.
+
+        ``safe=True`` (the default) treats the formula as data: it is parsed
+        by our own grammar (:mod:`csvm_stats.formula_grammar`: column names,
+        backquoted names, ``.``, ``+``, ``-``, ``:``, ``*``, ``**``, ``C(column)``,
+        ``0``/``1``) and nothing in it is ever evaluated; anything else is a
+        :class:`~csvm_stats.exceptions.FormulaError`. ``safe=False`` hands the
+        text to formulaic, and then **the formula is code**: as in
+        statsmodels/patsy, formulaic evaluates Python in terms (``np.log(x)``,
+        ``{x ** 2}``, any call), so a formula string from an untrusted source
+        can run arbitrary commands. Use ``safe=False`` only for formulas you
+        wrote yourself; the command line, model files and the R package never
+        use it. Safe is the default because a formula is often assembled from
+        configuration or user input, and the cost of the default is small (compute
+        transformed columns in the data frame); the unsafe mode is an explicit opt-in.
         """
-        endog, exog, design = build_design(formula, data)
+        endog, exog, design = build_design(formula, data, safe=safe)
         model = cls(endog, exog, **kwargs)
         model.formula = design
         return model
