@@ -28,7 +28,14 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
-from csvm_stats.certification import RATE_LABELS, RATE_UNITS, rate_points, umbrella_intercept
+from csvm_stats.certification import (
+    RATE_LABELS,
+    RATE_UNITS,
+    guarantee_rank,
+    linear_scores,
+    rate_points,
+    umbrella_intercept,
+)
 from csvm_stats.design import (
     DEFAULT_FRACTIONS,
     LabelCoding,
@@ -285,8 +292,13 @@ class CSVM:
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
         split = self._split(seed)
-        if guaranteed is not None and split.holdout.size == 0:
-            raise DataError("guarantee mode sets the intercept on the held-out sample, which is empty; give it a share.")
+        if guaranteed is not None:
+            if split.holdout.size == 0:
+                raise DataError(
+                    "guarantee mode sets the intercept on the held-out sample, which is empty; give it a share."
+                )
+            n_class = int(rate_points(self.y[split.holdout], guaranteed).sum())
+            guarantee_rank(n_class, guaranteed, self.targets[guaranteed], self.alpha)  # before solving
         X = self.exog.to_numpy()
         y = self.y
         fit_rows = np.concatenate([split.train, split.anchor])
@@ -328,8 +340,10 @@ class CSVM:
         )
         umbrella = None
         if guaranteed is not None:
-            scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
-            umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
+            scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
+            umbrella = umbrella_intercept(
+                scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
+            )
         state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
         if self.sparse:
             from csvm_stats.sparse_results import SparseCSVMResults
