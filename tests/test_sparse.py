@@ -127,7 +127,7 @@ def test_cardinality_route_screens_many_columns_and_says_so():
 
 def test_bad_sparsity_arguments_name_the_fix():
     X, y = _toy(40, 5, 2, seed=5)
-    with pytest.raises(DataError, match="max_features must be a positive integer"):
+    with pytest.raises(DataError, match="max_features must be None or a whole number"):
         fit_cardinality_csvm(X, y, X[:0], y[:0], max_features=0)
     from csvm_stats.model import CSVM
 
@@ -257,7 +257,7 @@ def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["fit", str(data), "-f", "y ~ .", "--max-features", "0"])
     assert stop.value.code == EXIT_USAGE
-    assert "positive integer" in capsys.readouterr().err
+    assert "--max-features must be a whole number of at least 1" in capsys.readouterr().err
     assert main(["fit", str(data), "-f", "y ~ .", "--penalty", "l1", "-C", "0.05", "--solver", "highs"]) == EXIT_OK
     assert "L1-norm CSVM" in capsys.readouterr().out
 
