@@ -146,7 +146,7 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
     intercept = metadata.get("intercept")
     _require(isinstance(intercept, list) and len(intercept) == K and all(_is_number(v) for v in intercept),
              f"intercept must list {K} numbers")
-    report = _report(metadata.get("report"))
+    report = _report(metadata.get("report"), columns)
     confusion = report.get("confusion")
     _require(isinstance(confusion, dict) and all(isinstance(v, dict) for v in confusion.values()), "report.confusion")
     return SavedMulticlassModel(
