@@ -72,3 +72,52 @@ def test_bnb_equals_brute_force_on_small_random_problems(seed):
     assert fit.record.status is Status.OPTIMAL and fit.record.backend == "bnb"
     assert fit.objective == pytest.approx(expected, rel=1e-6)
     assert fit.record.best_bound <= expected * (1 + 1e-6)
+
+
+def wisconsin_split(wisconsin, seed: int, n_train: int = 285):
+    X, y = wisconsin
+    idx = np.random.default_rng(seed).permutation(len(y))
+    return X[idx[:n_train]], y[idx[:n_train]], X[idx[n_train:]], y[idx[n_train:]]
+
+
+@pytest.mark.parametrize(("kind", "kernel"), [("tpr", "linear"), ("tnr", "linear"), ("tpr", "rbf")])
+def test_bnb_equals_scip_on_medium_problems(wisconsin, kind, kernel):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=21)
+    if kernel == "rbf":
+        Xi, yi, Xj, yj = Xi[:80, :10], yi[:80], Xj[:80, :10], yj[:80]
+    members = yj > 0 if kind == "tpr" else yj < 0
+    counts = {kind: int(np.ceil(0.97 * members.sum()))}
+    options = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-9, time_limit=120)
+    fits = {s: fit_csvm(Xi, yi, Xj, yj, kernel=kernel, min_counts=counts, solver=s, options=options)
+            for s in ("bnb", "scip")}
+    for fit in fits.values():
+        assert fit.record.status is Status.OPTIMAL
+    # both lie within their certified gap of the optimum (each bound is valid)
+    slack = sum(f.objective - f.record.best_bound for f in fits.values()) + 1e-9 * fits["scip"].objective
+    assert abs(fits["bnb"].objective - fits["scip"].objective) <= slack
+    assert fits["bnb"].record.svm_solves > 0
+
+
+def test_bnb_reports_infeasible_constraints(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=22)
+    counts = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum())}
+    with pytest.raises(InfeasibleConstraintsError):
+        fit_csvm(Xi[:, :2], yi, Xj[:, :2], yj, min_counts=counts, solver="bnb")
+
+
+def test_bnb_time_limit_with_and_without_incumbent(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=23)
+    counts = {"tpr": int((yj > 0).sum()) - 2}
+    with pytest.raises(NoSolutionError, match="bnb"):
+        fit_csvm(Xi, yi, Xj, yj, min_counts=counts, warm_start=False, solver="bnb",
+                 options=SolverOptions(time_limit=0.0))
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=SolverOptions(time_limit=0.0))
+    assert fit.record.status is Status.TIME_LIMIT
+    assert fit.objective == pytest.approx(fit.warm_start_objective)  # the warm start is the incumbent
+    assert fit.record.best_bound == -np.inf and fit.record.gap == np.inf  # nothing proven before the root
+
+
+def test_bnb_refuses_a_model_that_is_not_the_exact_csvm(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=24)
+    with pytest.raises(SolverError, match="exact primal CSVM"):
+        fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, big_m=0.5, solver="bnb")

@@ -98,7 +98,7 @@ class _Search:
         self.closed_min = math.inf  # least bound of a node closed as solved or left unresolved
         self.pruned_min = math.inf  # least bound of a pruned node
         self.unresolved = False
-        self.open_min = math.inf  # least bound in the heap (while the search runs)
+        self.open_min = -math.inf  # least bound of an open node (nothing is proven before the root)
         self.counter = itertools.count()
         self.members = [req.members for req in data.requirements]
         self.counts = [req.count for req in data.requirements]
@@ -201,6 +201,7 @@ class _Search:
         self.nodes += 1
         if root is None:
             return Status.INFEASIBLE
+        self.open_min = root.dual
         self.shift(root.w)
         self.cost = np.full(n_j, root.dual)
         self._root_costs(forced0, dropped0, root)
