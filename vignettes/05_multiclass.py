@@ -179,21 +179,23 @@ print(car_table.pivot(index="class", columns="method", values="recall").loc[car_
 # needs 17 for 0.8 at 0.025).
 
 # %%
+panels = {"CSVM, recall_min good/vgood 0.8": car_fit.confusion}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     try:
         guaranteed = CSVM.from_formula("rating ~ .", car, recall_min=car_requirement, bound="binomial").fit(
             random_state=0, guarantee=True)
+    except DataError as error:
+        print(error)
+    else:
         print(guaranteed.statements.to_string())
         print(guaranteed.joint_statement)
         print(guaranteed.guarantee_cost)
-    except DataError as error:
-        print(error)
+        panels["guarantee mode"] = guaranteed.confusion
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-for ax, (title, matrix) in zip(axes, [("CSVM, recall_min good/vgood 0.8", car_fit.confusion),
-                                      ("guarantee mode" if "guaranteed" in dir() else "CSVM", (guaranteed if "guaranteed" in dir() else car_fit).confusion)]):
+fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)
+for ax, (title, matrix) in zip(axes[0], panels.items()):
     ax.imshow(np.log1p(matrix.to_numpy()), cmap="Blues")
     for (i, j), count in np.ndenumerate(matrix.to_numpy()):
         ax.text(j, i, str(count), ha="center", va="center")
