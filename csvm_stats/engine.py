@@ -150,7 +150,8 @@ def fit_csvm(
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
     """
-    started = time.perf_counter()
+    clock = time.process_time if (options or SolverOptions()).clock == "cpu" else time.perf_counter
+    started = clock()
     X_i = _as_matrix(X_train, "X_train")
     X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
     if X_j.shape[1] != X_i.shape[1]:
@@ -198,7 +199,7 @@ def fit_csvm(
         problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
     # the time limit bounds the whole fit: the solver gets what the feature map, warm start and model left
-    spent = time.perf_counter() - started
+    spent = clock() - started
     solution = solve(problem.miqp, solver, replace(options, time_limit=max(0.0, options.time_limit - spent)))
     record = replace(solution.record, exact=problem.exact)
     if record.status is Status.INFEASIBLE:

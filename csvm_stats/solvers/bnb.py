@@ -98,6 +98,10 @@ class _Search:
         self.members = [req.members for req in data.requirements]
         self.counts = [req.count for req in data.requirements]
 
+    def elapsed(self) -> float:
+        """Seconds on the clock that the time limit counts (wall or this process's CPU)."""
+        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+
     # ---------------------------------------------------------------- bounds
     def prune_level(self) -> float:
         if self.best is None:
@@ -161,7 +165,7 @@ class _Search:
             w0 = start[self.problem.blocks["w"]]
             self._offer(self.objective(w0, float(start[self.problem.blocks["b"]][0])), w0,
                         float(start[self.problem.blocks["b"]][0]))
-        if self.watch.elapsed()[0] >= self.options.time_limit:
+        if self.elapsed() >= self.options.time_limit:
             return Status.TIME_LIMIT
         root = self.relax(forced0)
         self.nodes += 1
@@ -175,7 +179,7 @@ class _Search:
         self._process(_Node(root.dual, next(self.counter), forced0, dropped0.copy()), root, heap)
         while heap:
             self.open_min = heap[0].bound
-            if self.watch.elapsed()[0] >= self.options.time_limit:
+            if self.elapsed() >= self.options.time_limit:
                 return Status.TIME_LIMIT
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
@@ -203,7 +207,7 @@ class _Search:
                 continue
             hard = free[np.argsort(margins[free])][: min(free.size, 2 * (free.size - need) + 10)]
             for j in hard[margins[hard] < 1.0 - self.forced_tol]:
-                if self.watch.elapsed()[0] >= budget:
+                if self.elapsed() >= budget:
                     return
                 one = forced.copy()
                 one[j] = True
