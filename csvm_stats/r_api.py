@@ -114,12 +114,19 @@ def fit(
     an unknown name is an error, never ignored. ``response`` names the
     response in the summary. Returns the results under
     ``"results"`` and the messages of the warnings raised under ``"warnings"``.
+    With more than two labels the multiclass CSVM is fitted
+    (:func:`csvm_stats.multiclass.r_entry.fit_multiclass`, which also takes
+    the per-class ``recall_min``), and ``positive`` is not used.
     """
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
     label_values = _strings(labels, "labels")
     if len(label_values) != design.shape[0]:
         raise DataError(f"{len(label_values)} labels for {design.shape[0]} rows of x; they must match.")
+    if len(set(label_values)) > 2:  # several classes: positive has no meaning there
+        from csvm_stats.multiclass.r_entry import fit_multiclass
+
+        return fit_multiclass(x, column_names, labels, options=options, response=response)
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name=str(response), dtype=object)
@@ -147,6 +154,10 @@ def export(results: CSVMResults) -> dict[str, Any]:
     (a sparse CSVM's selected features with their coefficients in original
     units, largest standardised coefficient first; empty otherwise).
     """
+    if hasattr(results, "confusion_matrix"):
+        from csvm_stats.multiclass.r_entry import export_multiclass
+
+        return export_multiclass(results)
     params = results.params
     standardized = results.params_standardized
     coding = results.model.coding
@@ -211,6 +222,10 @@ def predict(results: CSVMResults, x: Any, type: Sequence[str] | str = "class") -
     unknown = [kind for kind in kinds if kind not in PREDICT_TYPES]
     if unknown:
         raise DataError(f"type must be among {list(PREDICT_TYPES)}, got {unknown}.")
+    if hasattr(results, "confusion_matrix"):
+        from csvm_stats.multiclass.r_entry import predict_multiclass
+
+        return predict_multiclass(results, x, kinds)
     design = _design(x, len(results.model.exog_names))
     out: dict[str, Any] = {}
     if "decision" in kinds or "class" in kinds:

@@ -93,3 +93,23 @@ def test_cli_fit_with_recall_min_save_and_predict(tmp_path, capsys):
     assert (table["predicted"].to_numpy() == np.array(["apple", "pear", "plum"])[scores.argmax(1)]).all()
     assert main(["fit", str(train), "-f", "fruit ~ .", "--recall-min", "banana=0.8"]) == EXIT_DATA
     assert "banana" in capsys.readouterr().err
+
+
+def test_r_entry_points_take_several_classes():
+    from csvm_stats import r_api
+    from csvm_stats.multiclass.r_entry import fit_multiclass
+
+    data = _frame(120, 4)
+    x = data[["x1", "x2"]].to_numpy()
+    labels = data["fruit"].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CappedTargetWarning)
+        plain = r_api.fit(x, ["x1", "x2"], labels, "plum", {"random_state": 0, "solver": "scip"})
+        constrained = fit_multiclass(x, ["x1", "x2"], labels, ["pear"], [0.8], {"random_state": 0, "solver": "scip"})
+    exported = r_api.export(constrained["results"])
+    assert exported["multiclass"] and exported["coef"].shape == (2, 3) and exported["intercept"].shape == (3,)
+    assert list(exported["levels"]) == ["apple", "pear", "plum"] and exported["confusion"].shape == (3, 3)
+    assert exported["rates"]["target"][1] == 0.8
+    out = r_api.predict(plain["results"], x[:5], ["class", "decision"])
+    assert out["decision"].shape == (5, 3)
+    assert list(out["class"]) == list(np.array(["apple", "pear", "plum"])[out["decision"].argmax(1)])

@@ -1,0 +1,134 @@
+"""The R entry points for several classes (used by :mod:`csvm_stats.r_api`).
+
+:func:`csvm_stats.r_api.fit` hands a response with more than two labels to
+:func:`fit_multiclass`; :func:`csvm_stats.r_api.export` and
+:func:`csvm_stats.r_api.predict` hand a multiclass fit to
+:func:`export_multiclass` and :func:`predict_multiclass`. Everything returned
+is a plain value an R object can hold without Python: the coefficient matrix
+has one column per class, the confusion matrix rows are the true classes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.multiclass.certification import argmax_rule
+from csvm_stats.multiclass.model import MulticlassCSVM
+from csvm_stats.r_api import (
+    API_VERSION,
+    RATE_COLUMNS,
+    _design,
+    _rate_column,
+    _split_options,
+    _string_array,
+    _strings,
+)
+
+if TYPE_CHECKING:
+    from csvm_stats.multiclass.results import MulticlassResults
+
+
+def fit_multiclass(
+    x: Any,
+    column_names: Sequence[str] | str,
+    labels: Sequence[str] | str,
+    recall_names: Sequence[str] | str | None = None,
+    recall_values: Sequence[float] | float | None = None,
+    options: dict[str, Any] | None = None,
+    response: str = "y",
+) -> dict[str, Any]:
+    """Fit the multiclass CSVM on a numeric design and string labels.
+
+    ``recall_names`` and ``recall_values`` (same length; R's named vector
+    ``c(BL = 0.9, EWS = 0.8)`` split in two) give ``recall_min``; ``options``
+    as for :func:`csvm_stats.r_api.fit` (the two-class rates are refused).
+    Returns ``{"results": ..., "warnings": ...}``.
+    """
+    names = _strings(column_names, "column_names")
+    design = _design(x, len(names))
+    label_values = _strings(labels, "labels")
+    if len(label_values) != design.shape[0]:
+        raise DataError(f"{len(label_values)} labels for {design.shape[0]} rows of x; they must match.")
+    targets: dict[str, float] = {}
+    if recall_names is not None:
+        classes = _strings(recall_names, "recall_min names")
+        values = np.asarray(recall_values, dtype=np.float64).reshape(-1)
+        if len(classes) != values.size:
+            raise DataError(f"recall_min has {len(classes)} names for {values.size} values; name every value.")
+        targets = dict(zip(classes, values.tolist()))
+    model_kwargs, fit_kwargs = _split_options(options or {})
+    exog = pd.DataFrame(design, columns=names)
+    endog = pd.Series(label_values, name=str(response), dtype=object)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = MulticlassCSVM(endog, exog, recall_min=targets or None, **model_kwargs)
+        results = model.fit(**fit_kwargs)
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    return {"results": results, "warnings": _string_array(messages)}
+
+
+def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
+    """A multiclass fit as plain values.
+
+    Keys as :func:`csvm_stats.r_api.export` where they apply, with ``coef`` a
+    (features x classes) matrix, ``intercept`` one offset per class,
+    ``levels`` the classes (no ``positive``/``negative``), ``rate_names`` the
+    classes, and ``confusion`` the held-out (true x predicted) count matrix.
+    """
+    params = results.params
+    record = results.solver
+    rates = results.rates
+    standardized = results.params_standardized
+    return {
+        "api_version": API_VERSION,
+        "multiclass": True,
+        "coef_names": _string_array(params.index[:-1]),
+        "coef": params.to_numpy(dtype=np.float64)[:-1],
+        "intercept": params.to_numpy(dtype=np.float64)[-1],
+        "coef_standardized": (np.empty((0, 0)) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]),
+        "levels": _string_array(results.classes),
+        "kernel": results.engine_fit.feature_map.kernel.describe(),
+        "is_linear": bool(results.is_linear),
+        "alpha": float(results.model.alpha),
+        "bound": str(results.model.bound),
+        "C": float(results.model.C),
+        "n": len(results.model.y),
+        "random_state": int(results.random_state),
+        "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
+        "rate_names": _string_array(rates.index),
+        "rates": {column: _rate_column(rates[column], column) for column in RATE_COLUMNS},
+        "statements": _string_array(results.statements.to_numpy()),
+        "joint_statement": str(results.joint_statement),
+        "confusion": results.confusion.to_numpy(dtype=np.float64),
+        "summary_text": str(results.summary(timing=True)),
+        "solver": {
+            "status": record.status.value, "objective": float(record.objective),
+            "best_bound": float(record.best_bound), "gap": float(record.gap), "wall_time": float(record.wall_time),
+            "cpu_time": float(record.cpu_time), "nodes": int(record.nodes), "backend": str(record.backend),
+            "backend_version": str(record.backend_version), "formulation": str(record.formulation),
+            "message": str(record.message),
+        },
+        "warnings": _string_array(results.warnings),
+    }
+
+
+def predict_multiclass(results: MulticlassResults, x: Any, kinds: list[str]) -> dict[str, Any]:
+    """``"class"`` (labels as strings) and ``"decision"`` (n x classes scores); no ``"prob"`` yet."""
+    if "prob" in kinds:
+        from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
+
+        raise DataError(PROBABILITIES_NOT_OFFERED)
+    design = _design(x, len(results.model.exog_names))
+    scores = results.decision_function(design).to_numpy(dtype=np.float64)
+    out: dict[str, Any] = {}
+    if "decision" in kinds:
+        out["decision"] = scores
+    if "class" in kinds:
+        out["class"] = _string_array(np.asarray(results.classes, dtype=object)[argmax_rule(scores)])
+    return out
