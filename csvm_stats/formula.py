@@ -32,6 +32,7 @@ from formulaic.parser.types import Factor
 
 from csvm_stats.exceptions import DataError, FormulaError
 from csvm_stats.formula_grammar import ParsedFormula, parse_formula, response_of
+from csvm_stats.validation import check_unique_columns
 
 _INTERCEPT = "Intercept"
 
@@ -65,7 +66,20 @@ class FormulaDesign:
                     f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
                     f"(newdata has {list(map(str, data.columns))[:12]})."
                 )
+        self._check_numeric(data)
         return _materialise(self.spec, data)
+
+    def _check_numeric(self, data: pd.DataFrame) -> None:
+        """A column that was numeric at fit time must be numeric now (else formulaic would make it a factor)."""
+        for name, (kind, _) in self.spec.encoder_state.items():
+            if kind is Factor.Kind.NUMERICAL and name in data.columns:
+                column = data[name]
+                if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
+                    examples = [v for v in column.dropna().unique()[:3]]
+                    raise DataError(
+                        f"newdata column {name!r} holds non-numeric values (e.g. {examples}), but it was numeric "
+                        "when the model was fitted; convert it to numbers."
+                    )
 
 
 def response_name(formula: str) -> str:
@@ -75,10 +89,7 @@ def response_name(formula: str) -> str:
 
 def check_columns(data: pd.DataFrame, what: str = "data") -> None:
     """Refuse a data frame whose column names repeat (formulaic and the design would pick one silently)."""
-    names = pd.Index([str(c) for c in data.columns])
-    repeated = sorted(set(names[names.duplicated()]))
-    if repeated:
-        raise DataError(f"{what} has duplicated column name(s) {repeated}; give every column its own name.")
+    check_unique_columns(data, what)
 
 
 _DECORATION = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")  # formulaic's colour codes and markers

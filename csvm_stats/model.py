@@ -54,6 +54,13 @@ from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
 from csvm_stats.solvers.base import SolverOptions
+from csvm_stats.validation import (
+    check_big_m,
+    check_fit_options,
+    check_flag,
+    check_kernel_options,
+    check_unique_columns,
+)
 
 
 def _design_frame(exog: Any) -> pd.DataFrame:
@@ -67,6 +74,9 @@ def _design_frame(exog: Any) -> pd.DataFrame:
         if arr.ndim != 2:
             raise DataError(f"exog must be two-dimensional (n rows, p columns), got shape {arr.shape}.")
         frame = pd.DataFrame(arr, columns=[f"x{k + 1}" for k in range(arr.shape[1])])
+    check_unique_columns(frame, "exog")
+    if frame.shape[0] == 0:
+        raise DataError(f"exog has 0 rows (and {frame.shape[1]} columns); there is nothing to fit or predict.")
     non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if non_numeric:
         raise DataError(
@@ -167,9 +177,10 @@ class CSVM:
         if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
+        check_kernel_options(kernel, gamma, degree, coef0, rank)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
-        self.big_m = big_m
-        self.standardize = bool(standardize)
+        self.big_m = check_big_m(big_m)
+        self.standardize = check_flag(standardize, "standardize")
         self.fractions = check_fractions(fractions)
         self.samples = None if samples is None else explicit_split(samples, n)
         self.formula: FormulaDesign | None = None
@@ -291,6 +302,10 @@ class CSVM:
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
+        check_fit_options(
+            solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
+            random_state=random_state, warm_start=warm_start,
+        )
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
         split = self._split(seed)

@@ -35,7 +35,11 @@ A ZIP archive with exactly these members:
     ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
     ``samples`` ({"train"|"anchor"|"holdout": int}), ``random_state`` (int,
-    the seed of the fit, drawn when none was given; absent in older files).
+    the seed of the fit, drawn when none was given; absent in older files);
+    for a sparse CSVM also ``selection``: ``{"route": "l1"|"cardinality",
+    "max_features": int|null, "exact": bool, "features": {name: coef}}``
+    (the selected features and their coefficients in original units; absent
+    for a full-feature CSVM and in older files).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
@@ -147,6 +151,22 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
         "random_state": int(results.random_state),
+        **_selection_report(results),
+    }
+
+
+def _selection_report(results: CSVMResults) -> dict[str, Any]:
+    """``{"selection": ...}`` for a sparse CSVM (module docstring), else nothing."""
+    selected = getattr(results, "selected_features", None)
+    if selected is None:
+        return {}
+    return {
+        "selection": {
+            "route": results.route,
+            "max_features": results.engine_fit.max_features,
+            "exact": bool(results.exact),
+            "features": {str(k): float(v) for k, v in selected["coef"].items()},
+        }
     }
 
 
@@ -550,12 +570,33 @@ class SavedModel:
         return pd.Series(self.report["statements"], name="statement")
 
     @property
+    def selected_features(self) -> pd.Series | None:
+        """A sparse CSVM's selected features and coefficients (original units); ``None`` otherwise."""
+        selection = self.report.get("selection")
+        if selection is None:
+            return None
+        return pd.Series(selection["features"], name="coef", dtype=float)
+
+    @property
     def random_state(self) -> int | None:
         """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
         return self.report.get("random_state")
 
 
-def _report(report: Any) -> dict[str, Any]:
+def _check_selection(selection: Any, columns: list[str]) -> None:
+    if selection is None:
+        return
+    _require(isinstance(selection, dict), "report.selection must be an object")
+    _require(selection.get("route") in ("l1", "cardinality"), "report.selection.route must be 'l1' or 'cardinality'")
+    s = selection.get("max_features")
+    _require(s is None or (_is_integer(s) and s >= 1), "report.selection.max_features must be a positive integer")
+    _require(isinstance(selection.get("exact"), bool), "report.selection.exact must be a boolean")
+    features = selection.get("features")
+    _require(isinstance(features, dict) and set(features) <= set(columns), "report.selection.features must name columns")
+    _require(all(_is_number(v) for v in features.values()), "report.selection.features must map columns to numbers")
+
+
+def _report(report: Any, columns: list[str]) -> dict[str, Any]:
     _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
     statements, rates = report.get("statements", {}), report.get("rates", {})
     _require(
@@ -565,6 +606,7 @@ def _report(report: Any) -> dict[str, Any]:
     _require(isinstance(rates, dict) and all(isinstance(v, dict) for v in rates.values()), "report.rates")
     seed = report.get("random_state")
     _require(seed is None or _is_integer(seed), "report.random_state must be an integer")
+    _check_selection(report.get("selection"), columns)
     return report
 
 
@@ -600,7 +642,7 @@ def _load(path: Path) -> SavedModel:
     _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
-    report = _report(metadata.get("report"))
+    report = _report(metadata.get("report"), columns)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),

@@ -57,6 +57,7 @@ from csvm_stats.problem import (
     with_cardinality,
 )
 from csvm_stats.solvers import SolverOptions, Status, solve
+from csvm_stats.validation import check_choice, check_integer
 from csvm_stats.warmstart import shifted_intercept_start, svm_reference
 
 PENALTIES: tuple[str, ...] = ("l2", "l1")
@@ -97,12 +98,9 @@ class SparseFit(CSVMFit):
 
 def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> None:
     """Validate ``penalty`` and ``max_features`` with messages naming the fix."""
-    if penalty not in PENALTIES:
-        raise DataError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
-    if max_features is None:
+    check_choice(penalty, "penalty", PENALTIES)
+    if check_integer(max_features, "max_features", none=True) is None:
         return
-    if isinstance(max_features, bool) or not isinstance(max_features, (int, np.integer)) or max_features < 1:
-        raise DataError(f"max_features must be a positive integer or None, got {max_features!r}.")
     if penalty != "l2":
         raise DataError("max_features is the cardinality route of the L2 CSVM; use it with penalty='l2'.")
     if max_features > n_features:
