@@ -53,6 +53,7 @@ from csvm_stats.exceptions import DataError, DegenerateRuleWarning
 from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
+from csvm_stats.solvers import SOLVERS
 from csvm_stats.solvers.base import SolverOptions
 from csvm_stats.validation import (
     check_big_m,
@@ -302,12 +303,10 @@ class CSVM:
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
-        check_fit_options(
-            solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
-            random_state=random_state, warm_start=warm_start,
-        )
+        check_fit_options(solver=solver, solver_names=SOLVERS, random_state=random_state, warm_start=warm_start)
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
+        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed)
         split = self._split(seed)
         if guaranteed is not None:
             if split.holdout.size == 0:
@@ -332,13 +331,6 @@ class CSVM:
             rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
             for rate, p0 in self.targets.items()
         }
-        options = SolverOptions(
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            threads=threads,
-            verbose=verbose,
-            seed=seed,
-        )
         if self.sparse:
             from csvm_stats.sparse import fit_sparse_csvm
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from csvm_stats.validation import check_positive, check_solver_options
+
 if TYPE_CHECKING:
     from csvm_stats.problem import MIQP
 
@@ -50,6 +52,13 @@ class SolverOptions:
     threads: int | None = None
     verbose: bool = False
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """Refuse bad values here, before any backend sees them (a NaN or negative limit, a bool gap, ...)."""
+        check_solver_options(
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, verbose=self.verbose, seed=self.seed
+        )
+        check_positive(self.feasibility_tol, "feasibility_tol")
 
 
 @dataclass(frozen=True)
