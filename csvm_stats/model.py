@@ -293,6 +293,7 @@ class CSVM:
         random_state: int | None = None,
         guarantee: bool | str = False,
         warm_start: bool = True,
+        sparse_start: tuple[np.ndarray, float] | None = None,
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
@@ -302,7 +303,12 @@ class CSVM:
         (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
+        ``sparse_start`` (sparse fits only) is a start (w, b) on the
+        standardised columns, e.g. the previous point of
+        :func:`csvm_stats.sparse_path.sparsity_path`.
         """
+        if sparse_start is not None and not self.sparse:
+            raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")
         check_fit_options(solver=solver, solver_names=SOLVERS, random_state=random_state, warm_start=warm_start)
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
@@ -335,7 +341,8 @@ class CSVM:
             from csvm_stats.sparse import fit_sparse_csvm
 
             fit_function: Callable[..., Any] = partial(
-                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen,
+                start=sparse_start,
             )
         else:
             fit_function = partial(

@@ -463,3 +463,28 @@ def plot_selection_stability(table: pd.DataFrame, *, top: int = 20, threshold: f
                              ax: Axes | None = None) -> Axes:
     """Selection frequencies of the ``top`` most often chosen features; returns the Axes."""
     return SelectionStabilityDisplay(table, top, threshold).plot(ax).ax_
+
+
+def plot_sparsity_path(path: Any, *, rate: str = "tpr", ax: Axes | None = None) -> Axes:
+    """Features used against the achieved held-out ``rate`` (with its lower bound) along a path.
+
+    ``path`` is a :class:`~csvm_stats.sparse_path.SparsityPath`; each point is
+    labelled with its C or s. Points without a solution are left out.
+    """
+    table = path.table
+    if f"{rate}_heldout" not in table:
+        raise DataError(f"the path reports no {RATE_AXIS.get(rate, rate)}; constrain it or pass one of the reported rates.")
+    ok = table[table["error"] == ""].dropna(subset=[f"{rate}_heldout"])
+    ax = _axes(ax)
+    x = ok["n_selected"].to_numpy(dtype=float)
+    ax.plot(x, ok[f"{rate}_heldout"], "o-", color="tab:blue", label=f"held-out {RATE_AXIS.get(rate, rate)}")
+    ax.plot(x, ok[f"{rate}_lower"], "v--", color="tab:orange", label="its lower confidence bound")
+    if f"{rate}_anchor" in ok:
+        ax.plot(x, ok[f"{rate}_anchor"], "s:", color="gray", label=f"anchor {RATE_AXIS.get(rate, rate)} (in-sample)")
+    name = "s" if path.parameter == "max_features" else "C"
+    for value, xv, yv in zip(ok.index, x, ok[f"{rate}_heldout"]):
+        ax.annotate(f"{name}={value:g}", (xv, yv), textcoords="offset points", xytext=(3, 4), fontsize=7)
+    ax.set(xlabel="features used", ylabel=RATE_AXIS.get(rate, rate), ylim=(0, 1.02),
+           title=f"Regularisation path over {name}")
+    ax.legend(fontsize=8, loc="lower right")
+    return ax

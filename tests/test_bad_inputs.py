@@ -195,7 +195,7 @@ ESTIMATOR_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = 
     ("None in y", _est_fit(y=lambda c: np.array([None, *c.labels[1:]], dtype=object)), DataError,
      r"1 missing label\(s\) .* position\(s\) \[0\]"),
     ("NaN in y", _est_fit(y=lambda c: np.r_[np.nan, (c.labels[1:] == "pos").astype(float)]), DataError, "missing label"),
-    ("three classes", _est_fit(y=lambda c: np.r_[["other"], c.labels[1:]]), DataError, "binary"),
+    ("three classes with tpr_min", _est_fit(y=lambda c: np.r_[["other"], c.labels[1:]], tpr_min=0.9), DataError, "binary"),
     ("one class", _est_fit(y=lambda c: np.full(len(c.labels), "pos")), DataError, "one class"),
     ("time_limit NaN", _est_fit(time_limit=float("nan")), DataError, "time_limit"),
     ("time_limit negative", _est_fit(time_limit=-5), DataError, "time_limit"),

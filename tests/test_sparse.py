@@ -279,3 +279,79 @@ def test_r_api_accepts_the_sparse_options_and_exports_the_selection():
         r_api.fit(X, names, labels, "yes", {"max_features": 2.5})
     plain = r_api.export(r_api.fit(X, names, labels, "yes", {"random_state": 1})["results"])
     assert plain["selected_names"].size == 0 and plain["selected_coef"].size == 0
+
+
+def test_path_is_warm_started_monotone_in_s_and_plotted():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from csvm_stats.model import CSVM
+    from csvm_stats.plotting import plot_sparsity_path
+    from csvm_stats.sparse_path import sparsity_path
+
+    X, y = _toy(200, 15, 3, seed=12)
+    model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
+    path = sparsity_path(model, [4, 1, 2, 3], random_state=0, mip_gap=1e-7)
+    table = path.table
+    assert list(table.index) == [1, 2, 3, 4] and (table["error"] == "").all()
+    assert (table["n_selected"] <= table.index).all()
+    # a larger budget can only lower the optimum (every s-sparse point is (s+1)-sparse)
+    objective = table["objective"].to_numpy()
+    assert np.all(np.diff(objective) <= 1e-6 * objective[:-1])
+    assert path.coefficients.shape[1] == 4 and (path.coefficients != 0).sum().le(table["n_selected"].to_numpy()).all()
+    # the same split for every point: the held-out sample is the fit's
+    assert all((r.split.holdout == path.results[0].split.holdout).all() for r in path.results)
+    ax = plot_sparsity_path(path)
+    assert ax.get_xlabel() == "features used" and len(ax.lines) == 3
+    plt.close("all")
+    l1 = sparsity_path(CSVM(y > 0, X, tpr_min=0.8, bound="binomial", penalty="l1"), [0.01, 0.3], random_state=0)
+    assert l1.parameter == "C" and l1.table["n_selected"].is_monotonic_increasing
+
+
+def test_choose_sparsity_uses_only_training_and_anchor_rows():
+    from csvm_stats.model import CSVM
+    from csvm_stats.tuning import choose_sparsity
+
+    X, y = _toy(240, 15, 3, seed=12)
+    model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
+    choice = choose_sparsity(model, [1, 3], folds=3, random_state=4)
+    assert choice.parameter == "max_features" and choice.chosen in (1, 3)
+    assert set(choice.table.columns) >= {"tpr", "tnr", "acc", "n_selected", "score", "meets_targets", "failed"}
+    # scrambling the held-out rows' predictors changes nothing: they are never read (the split depends on y only)
+    X2 = X.copy()
+    holdout = model._split(4).holdout
+    X2[holdout] = np.random.default_rng(0).normal(size=(holdout.size, X.shape[1])) * 100
+    again = choose_sparsity(CSVM(y > 0, X2, tpr_min=0.8, bound="binomial", max_features=1), [1, 3], folds=3, random_state=4)
+    assert again.chosen == choice.chosen and np.allclose(again.table["acc"], choice.table["acc"])
+
+
+def test_small_simulation_finds_the_true_features_and_statements_hold():
+    """A fast version of benchmarks/sparse_simulation.py: 3 informative columns among 40.
+
+    The true TPR of each fitted rule is known in closed form; the held-out
+    95% bound may fail in at most a share alpha of the repetitions, allowed
+    up to the one-sided 99.9% binomial limit (a valid procedure fails this
+    test with probability below 0.001).
+    """
+    import warnings
+
+    from scipy.stats import binom
+
+    from csvm_stats.model import CSVM
+    from csvm_stats.simulation import GaussianClasses
+
+    reps, alpha = 16, 0.05
+    population = GaussianClasses(dim=40, distance=4.0, informative=3)
+    found, failures = 0, 0
+    for seed in range(reps):
+        X, y = population.sample(200, np.random.default_rng(500 + seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = CSVM(y, X, tpr_min=0.8, alpha=alpha, bound="binomial", max_features=3).fit(random_state=seed)
+        found += set(res.engine_fit.selected) == {0, 1, 2}
+        w, b = res.params.to_numpy()[:-1], float(res.params.iloc[-1])
+        failures += population.true_rates(w, b)["tpr"] < res.rates.loc["tpr", "lower"]
+    assert found >= reps - 3  # the exact selection in all but at most 3 repetitions
+    assert failures <= int(binom.ppf(0.999, reps, alpha))

@@ -77,6 +77,7 @@ class SolveRecord:
     formulation: str
     message: str = ""
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
+    svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
 
 
 @dataclass(frozen=True)
