@@ -8,7 +8,12 @@
     csvm-stats predict model.csvm new.csv -o predictions.csv
 
 Data files are CSV (``.csv``, ``.txt``; ``.tsv`` tab-separated) or Parquet
-(``.parquet``, ``.pq``). Saved models use the non-pickle format of
+(``.parquet``, ``.pq``); a repeated column name in the header is an error
+(pandas would rename it ``a.1``). Formulas are parsed by our own grammar
+(:mod:`csvm_stats.formula_grammar`), never evaluated. Output files may not be
+input files. Predictions are CSV in which a text cell starting with ``=``,
+``+``, ``-`` or ``@`` gets a leading ``'`` so that spreadsheet programs do
+not run it as a formula. Saved models use the non-pickle format of
 :mod:`csvm_stats.persistence`. Exit codes (:data:`EXIT_CODES`): 0 success,
 2 bad command-line usage, 3 a file that cannot be read or written (data or
 model), 4 a bad formula, 5 data that cannot be used, 6 infeasible rate

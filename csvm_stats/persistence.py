@@ -85,6 +85,7 @@ from csvm_stats import __version__
 from csvm_stats.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import FeatureMap, Kernel
+from csvm_stats.validation import check_feature_table, check_unique_columns
 
 if TYPE_CHECKING:
     from csvm_stats.formula import FormulaDesign
@@ -598,11 +599,13 @@ class SavedModel:
                 )
             return design
         if isinstance(newdata, pd.DataFrame):
+            check_unique_columns(newdata, "the new data")
             missing = [c for c in self.columns if c not in newdata.columns]
             if missing:
                 raise DataError(f"the new data lack the column(s) {missing} the model was fitted on.")
             frame = newdata[list(self.columns)]
         else:
+            check_feature_table(newdata, "the new data")
             values = np.asarray(newdata, dtype=float)
             if values.ndim != 2 or values.shape[1] != len(self.columns):
                 raise DataError(f"the new data must have {len(self.columns)} columns, got shape {values.shape}.")
