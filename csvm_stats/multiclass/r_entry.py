@@ -102,7 +102,9 @@ def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
         "random_state": int(results.random_state),
         "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
         "rate_names": _string_array(rates.index),
-        "rates": {column: _rate_column(rates[column], column) for column in RATE_COLUMNS},
+        # columns of the two-class rate table that the recall table lacks (e.g. "upper") are NA
+        "rates": {column: _rate_column(rates.get(column, pd.Series(np.nan, index=rates.index)), column)
+                  for column in RATE_COLUMNS},
         "statements": _string_array(results.statements.to_numpy()),
         "joint_statement": str(results.joint_statement),
         "confusion": results.confusion.to_numpy(dtype=np.float64),
