@@ -38,7 +38,9 @@ from csvm_stats.design import (
     explicit_split,
     split_samples,
 )
+from csvm_stats.engine import fit_csvm
 from csvm_stats.exceptions import DataError
+from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
 from csvm_stats.solvers.base import SolverOptions
@@ -83,6 +85,8 @@ class CSVM:
         ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
     kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
         the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
+        ``big_m=None`` (default) solves the exact CSVM with proven per-point
+        big-M constants; a number M is the paper's big-M model.
     positive : the label of the positive class; default the second level.
     standardize : centre and scale the columns with statistics of the
         training and anchor samples (the held-out sample is never used).
@@ -107,7 +111,7 @@ class CSVM:
         degree: int = 3,
         coef0: float = 1.0,
         rank: int | None = None,
-        big_m: float | None = 100.0,
+        big_m: float | None = None,
         positive: Any = None,
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
@@ -219,15 +223,16 @@ class CSVM:
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
-        ``random_state`` seeds the split and the solver. ``guarantee=True``
+        ``random_state`` seeds the split and the solver; when it is ``None`` a
+        seed is drawn and kept in ``results.random_state`` (and printed in the
+        summary), so the fit can be repeated. ``guarantee=True``
         (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
-        from csvm_stats.engine import fit_csvm
-
         guaranteed = self._guaranteed_rate(guarantee)
-        split = self._split(random_state)
+        seed = resolve_seed(random_state)
+        split = self._split(seed)
         if guaranteed is not None and split.holdout.size == 0:
             raise DataError("guarantee mode sets the intercept on the held-out sample, which is empty; give it a share.")
         X = self.exog.to_numpy()
@@ -245,7 +250,7 @@ class CSVM:
             mip_gap=mip_gap,
             threads=threads,
             verbose=verbose,
-            seed=0 if random_state is None else int(random_state),
+            seed=seed,
         )
         engine_fit = fit_csvm(
             Xs[split.train],
@@ -268,7 +273,7 @@ class CSVM:
         if guaranteed is not None:
             scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
             umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
-        return CSVMResults(self, split, scaler, engine_fit, adjusted, umbrella)
+        return CSVMResults(FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed))
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"

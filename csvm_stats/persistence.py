@@ -34,7 +34,8 @@ A ZIP archive with exactly these members:
     ``report``: ``summary_text`` (str), ``statements`` ({rate: str}),
     ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
-    ``samples`` ({"train"|"anchor"|"holdout": int}).
+    ``samples`` ({"train"|"anchor"|"holdout": int}), ``random_state`` (int,
+    the seed of the fit, drawn when none was given; absent in older files).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
@@ -128,6 +129,7 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         },
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
+        "random_state": int(results.random_state),
     }
 
 
@@ -428,6 +430,11 @@ class SavedModel:
         """The confidence statements of the fit."""
         return pd.Series(self.report["statements"], name="statement")
 
+    @property
+    def random_state(self) -> int | None:
+        """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
+        return self.report.get("random_state")
+
 
 def load_model(path: str | Path) -> SavedModel:
     """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one."""
@@ -443,6 +450,8 @@ def load_model(path: str | Path) -> SavedModel:
     _require(isinstance(intercept, (int, float)) and math.isfinite(intercept), "intercept must be a number")
     report = metadata.get("report")
     _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
+    seed = report.get("random_state")
+    _require(seed is None or (isinstance(seed, int) and not isinstance(seed, bool)), "report.random_state must be an integer")
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),

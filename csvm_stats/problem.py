@@ -133,6 +133,19 @@ def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> li
     return [RateRequirement(kind, int(min_counts[kind]), members[kind]) for kind in RATE_KINDS if kind in min_counts]
 
 
+def constrained_anchor_points(requirements: list[RateRequirement], n_anchor: int) -> np.ndarray:
+    """Sorted indices of the anchor points that at least one requirement counts.
+
+    The others carry no constraint: with :math:`z_j = 0` their margin row is
+    void in the exact model, so they can leave it without changing the optimum.
+    Every requirement's members are a whole class or all points, so the kept
+    points give the same requirements again (:func:`rate_requirements`).
+    """
+    if not requirements:
+        return np.empty(0, dtype=int)
+    return np.unique(np.concatenate([req.members for req in requirements])).astype(int)
+
+
 def _count_rows(requirements: list[RateRequirement], z_start: int, n: int) -> sp.csr_matrix:
     """One row per requirement: the sum of its members' z."""
     rows = sp.lil_matrix((len(requirements), n))
@@ -147,6 +160,7 @@ class CSVMProblem:
 
     miqp: MIQP
     big_m: np.ndarray
+    exact: bool
 
 
 def build_primal(
@@ -167,7 +181,9 @@ def build_primal(
 
     ``upper`` (the objective of ``start``) enables the valid tightening of the
     module docstring, made much stronger by ``reference``, the plain SVM on I.
-    Anchor points whose M_j is infinite get indicator constraints.
+    Anchor points whose M_j is infinite get indicator constraints. The result's
+    ``exact`` is True when the model is the CSVM itself: ``big_m=None``, or a
+    user's M at least the proven bound of every anchor point.
     """
     n_i, p = phi_train.shape
     n_j = phi_anchor.shape[0]
@@ -196,6 +212,8 @@ def build_primal(
         ub[z[bounds.anchor_hi < 1.0]] = 0.0  # it never holds
         proven = np.maximum(1.0 - bounds.anchor_lo, 0.0)
     m_j = proven if big_m is None else np.minimum(float(big_m), proven)
+    # the user's M keeps the model exact only where it is at least the proven bound
+    exact = big_m is None or bool(np.all(float(big_m) >= proven))
     use_big_m = np.isfinite(m_j)
 
     # training rows: y_i phi_i w + y_i b + xi_i >= 1
@@ -224,7 +242,7 @@ def build_primal(
         start=start,
         tangent_points=_tangent_points(n, start, reference),
     )
-    return CSVMProblem(miqp, m_j)
+    return CSVMProblem(miqp, m_j, exact)
 
 
 def _tangent_points(n: int, start: np.ndarray | None, reference: SVMReference | None) -> tuple[np.ndarray, ...]:

@@ -20,30 +20,24 @@ What is reported about each rate (see :mod:`csvm_stats.certification`):
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from csvm_stats.bounds import AdjustedTarget
 from csvm_stats.certification import (
     NO_HOLDOUT_STATEMENT,
     RATE_LABELS,
-    UmbrellaIntercept,
     count_correct,
     guarantee_statement,
     heldout_bound,
     statement,
 )
-from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.ebb import EBB
+from csvm_stats.fitstate import FittedState
 from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.solvers.base import SolveRecord, Status
-
-if TYPE_CHECKING:
-    from csvm_stats.ebb import EBB
-    from csvm_stats.engine import CSVMFit
-    from csvm_stats.model import CSVM
-    from csvm_stats.summary import Summary
+from csvm_stats.summary import Summary, build_summary
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
@@ -51,24 +45,22 @@ SUPPORT_TOL = 1e-6
 
 
 class CSVMResults:
-    """A fitted CSVM. Built by :meth:`csvm_stats.model.CSVM.fit`; read-only."""
+    """A fitted CSVM. Built by :meth:`csvm_stats.model.CSVM.fit` from a :class:`FittedState`; read-only.
 
-    def __init__(
-        self,
-        model: CSVM,
-        split: SampleSplit,
-        scaler: Standardizer,
-        fit: CSVMFit,
-        adjusted: dict[str, AdjustedTarget],
-        umbrella: UmbrellaIntercept | None,
-    ) -> None:
-        self.model = model
-        self.split = split
-        self.scaler = scaler
-        self.engine_fit = fit
-        self.adjusted = adjusted
-        self.umbrella = umbrella
-        self.intercept = fit.intercept if umbrella is None else umbrella.intercept
+    ``model`` is the model that was fitted, ``random_state`` the seed of the
+    split and the solver (drawn by the fit when none was given).
+    """
+
+    def __init__(self, state: FittedState) -> None:
+        self.state = state
+        self.model = state.model
+        self.split = state.split
+        self.scaler = state.scaler
+        self.engine_fit = state.engine_fit
+        self.adjusted = state.adjusted
+        self.umbrella = state.umbrella
+        self.random_state = state.random_state
+        self.intercept = self.engine_fit.intercept if self.umbrella is None else self.umbrella.intercept
         self._ensembles: dict[tuple[int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
@@ -114,8 +106,6 @@ class CSVMResults:
         CSVM was, with the CSVM's kernel, the paper's C grid and the model's
         targets, alpha and bound. The held-out sample is not used.
         """
-        from csvm_stats.ebb import EBB
-
         key = (n_bootstrap, random_state)
         if key not in self._ensembles:
             rows = np.concatenate([self.split.train, self.split.anchor])
@@ -345,6 +335,12 @@ class CSVMResults:
                 f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
                 "the classifier is the best one found, not a proven optimum."
             )
+        if record.exact is False:
+            notes.append(
+                f"big_m={self.model.big_m:g} is below the proven bound of some anchor point's margin, so the "
+                "classifier solves the paper's big-M approximation, not the exact CSVM; big_m=None (the default) "
+                "solves the exact model."
+            )
         fmap = self.engine_fit.feature_map
         if not fmap.exact:
             notes.append(
@@ -359,8 +355,6 @@ class CSVMResults:
         ``timing=False`` leaves out the solve time, which differs between
         identical runs, so that the text can be compared with a stored copy.
         """
-        from csvm_stats.summary import build_summary
-
         return build_summary(self, timing=timing)
 
     def __repr__(self) -> str:

@@ -576,7 +576,7 @@ def nested_cv(
     outer_folds: int = 10,
     inner_folds: int = 10,
     anchor_fraction: float = 0.5,
-    big_m: float | None = 100.0,
+    big_m: float | None = None,
     solver: str = "auto",
     options: SolverOptions | None = None,
     seed: int = 0,

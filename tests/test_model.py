@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -61,6 +62,24 @@ def test_fit_returns_new_results_and_leaves_model_unchanged(frame):
     assert not np.array_equal(r1.split.anchor, r2.split.anchor)
     assert vars(model).keys() == before.keys()
     assert all(vars(model)[k] is before[k] for k in before)
+
+
+def test_a_fit_without_seed_draws_one_keeps_it_and_can_be_repeated(frame, tmp_path):
+    from csvm_stats import r_api
+    from csvm_stats.persistence import load_model, save_model
+
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial")
+    first = model.fit(**FAST)
+    seed = first.random_state
+    assert isinstance(seed, int) and 0 <= seed < 10**9
+    assert re.search(rf"^Random state \(seed\) +{seed}$", first.summary().as_text(), flags=re.MULTILINE)
+    again = model.fit(random_state=seed, **FAST)
+    assert np.array_equal(first.split.anchor, again.split.anchor)
+    assert np.array_equal(first.split.holdout, again.split.holdout)
+    np.testing.assert_allclose(again.params, first.params, rtol=1e-6, atol=1e-6)
+    assert load_model(save_model(first, tmp_path / "m.csvm")).random_state == seed
+    assert r_api.export(first)["random_state"] == seed
+    assert model.fit(random_state=7, **FAST).random_state == 7
 
 
 def test_rate_table_and_anchor_constraint(fitted):
