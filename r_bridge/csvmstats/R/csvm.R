@@ -104,7 +104,7 @@ fit_frame <- function(mf, call, options, response_name, model) {
   object <- c(fields, list(
     call = call,
     terms = mt,
-    xlevels = .getXlevels(mt, mf),
+    xlevels = used_xlevels(mt, mf),
     contrasts = attr(x, "contrasts"),
     na.action = attr(mf, "na.action"),
     response_levels = levels(response),
@@ -120,6 +120,16 @@ fit_frame <- function(mf, call, options, response_name, model) {
   ))
   class(object) <- "csvm"
   object
+}
+
+# The factor levels of the variables the terms use: a variable the formula removes
+# (Class ~ . - Id) keeps no levels, so new data may have values of it the fit never saw.
+used_xlevels <- function(mt, mf) {
+  xlevels <- .getXlevels(mt, mf)
+  factors <- attr(mt, "factors")
+  if (is.null(xlevels) || !length(factors)) return(xlevels)
+  used <- rownames(factors)[rowSums(factors != 0) > 0]
+  xlevels[names(xlevels) %in% used]
 }
 
 # Missing values must not cross to Python (reticulate turns a logical NA into TRUE).

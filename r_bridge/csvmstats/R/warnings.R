@@ -9,11 +9,6 @@ issue_python_warnings <- function(messages, kinds, anchor = NULL, bound = NULL, 
   kinds <- as.character(kinds)
   for (i in seq_along(messages)) {
     if (identical(kinds[i], "CappedTargetWarning") && !is.null(anchor)) next
-    if (identical(kinds[i], "ConvergenceWarning")) {
-      warning("csvm: an SVM fitted by Python stopped at its iteration limit before converging ",
-              "(scikit-learn says: ", r_wording(messages[i]), ")", call. = FALSE)
-      next
-    }
     warning("csvm: ", r_wording(messages[i]), call. = FALSE)
   }
   if (!is.null(anchor) && "CappedTargetWarning" %in% kinds) {
