@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
-from csvm_stats.certification import RATE_LABELS, RATE_UNITS, rate_points, umbrella_intercept
+from csvm_stats.certification import (
+    RATE_LABELS,
+    RATE_UNITS,
+    guarantee_rank,
+    linear_scores,
+    rate_points,
+    umbrella_intercept,
+)
 from csvm_stats.design import (
     DEFAULT_FRACTIONS,
     LabelCoding,
@@ -44,6 +52,13 @@ from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
 from csvm_stats.solvers.base import SolverOptions
+from csvm_stats.validation import (
+    check_big_m,
+    check_fit_options,
+    check_flag,
+    check_kernel_options,
+    check_unique_columns,
+)
 
 
 def _design_frame(exog: Any) -> pd.DataFrame:
@@ -57,6 +72,9 @@ def _design_frame(exog: Any) -> pd.DataFrame:
         if arr.ndim != 2:
             raise DataError(f"exog must be two-dimensional (n rows, p columns), got shape {arr.shape}.")
         frame = pd.DataFrame(arr, columns=[f"x{k + 1}" for k in range(arr.shape[1])])
+    check_unique_columns(frame, "exog")
+    if frame.shape[0] == 0:
+        raise DataError(f"exog has 0 rows (and {frame.shape[1]} columns); there is nothing to fit or predict.")
     non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if non_numeric:
         raise DataError(
@@ -93,7 +111,23 @@ class CSVM:
     fractions : (train, anchor, held-out) shares; held-out may be 0.
     samples : explicit row positions ``{"train": ..., "anchor": ...,
         "holdout": ...}`` instead of a random split.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (:mod:`csvm_stats.sparse`, linear kernel only): ``penalty="l1"`` solves
+        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
+        with at most s non-zero coefficients, its MIQP restricted to the
+        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse`).
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
     """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -116,6 +150,10 @@ class CSVM:
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
         samples: Mapping[str, Sequence[int]] | None = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
+        recall_min: None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
@@ -137,21 +175,53 @@ class CSVM:
         if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
+        check_kernel_options(kernel, gamma, degree, coef0, rank)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
-        self.big_m = big_m
-        self.standardize = bool(standardize)
+        self.big_m = check_big_m(big_m)
+        self.standardize = check_flag(standardize, "standardize")
         self.fractions = check_fractions(fractions)
         self.samples = None if samples is None else explicit_split(samples, n)
         self.formula: FormulaDesign | None = None
+        self._set_sparsity(penalty, max_features, screen)
+
+    def _set_sparsity(self, penalty: str, max_features: int | None, screen: int | None) -> None:
+        from csvm_stats.sparse import check_sparsity
+
+        check_sparsity(penalty, max_features, self.exog.shape[1])
+        self.penalty, self.max_features, self.screen = penalty, max_features, screen
+        if self.sparse and self.kernel != "linear":
+            raise DataError("penalty='l1' and max_features select columns, so they need kernel='linear'.")
+        if screen is not None and (max_features is None or isinstance(screen, bool) or int(screen) != screen
+                                   or not max_features <= screen):
+            raise DataError("screen (the columns the cardinality route keeps) needs max_features and an integer >= it.")
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the fit selects features (``penalty="l1"`` or ``max_features``)."""
+        return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, **kwargs: Any) -> CSVM:
+    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
         """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
         so that ``results.predict(newdata)`` codes new data the same way.
+
+        ``safe=True`` (the default) treats the formula as data: it is parsed
+        by our own grammar (:mod:`csvm_stats.formula_grammar`: column names,
+        backquoted names, ``.``, ``+``, ``-``, ``:``, ``*``, ``**``, ``C(column)``,
+        ``0``/``1``) and nothing in it is ever evaluated; anything else is a
+        :class:`~csvm_stats.exceptions.FormulaError`. ``safe=False`` hands the
+        text to formulaic, and then **the formula is code**: as in
+        statsmodels/patsy, formulaic evaluates Python in terms (``np.log(x)``,
+        ``{x ** 2}``, any call), so a formula string from an untrusted source
+        can run arbitrary commands. Use ``safe=False`` only for formulas you
+        wrote yourself; the command line, model files and the R package never
+        use it. Safe is the default because a formula is often assembled from
+        configuration or user input, and the cost of the default is small (compute
+        transformed columns in the data frame); the unsafe mode is an explicit opt-in.
         """
-        endog, exog, design = build_design(formula, data)
+        endog, exog, design = build_design(formula, data, safe=safe)
         model = cls(endog, exog, **kwargs)
         model.formula = design
         return model
@@ -230,11 +300,20 @@ class CSVM:
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
+        check_fit_options(
+            solver=solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
+            random_state=random_state, warm_start=warm_start,
+        )
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
         split = self._split(seed)
-        if guaranteed is not None and split.holdout.size == 0:
-            raise DataError("guarantee mode sets the intercept on the held-out sample, which is empty; give it a share.")
+        if guaranteed is not None:
+            if split.holdout.size == 0:
+                raise DataError(
+                    "guarantee mode sets the intercept on the held-out sample, which is empty; give it a share."
+                )
+            n_class = int(rate_points(self.y[split.holdout], guaranteed).sum())
+            guarantee_rank(n_class, guaranteed, self.targets[guaranteed], self.alpha)  # before solving
         X = self.exog.to_numpy()
         y = self.y
         fit_rows = np.concatenate([split.train, split.anchor])
@@ -252,17 +331,22 @@ class CSVM:
             verbose=verbose,
             seed=seed,
         )
-        engine_fit = fit_csvm(
+        if self.sparse:
+            from csvm_stats.sparse import fit_sparse_csvm
+
+            fit_function: Callable[..., Any] = partial(
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen
+            )
+        else:
+            fit_function = partial(
+                fit_csvm, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank
+            )
+        engine_fit = fit_function(
             Xs[split.train],
             y[split.train],
             Xs[split.anchor],
             y_anchor,
             C=self.C,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            rank=self.rank,
             min_counts={rate: t.count for rate, t in adjusted.items()},
             big_m=self.big_m,
             solver=solver,
@@ -271,12 +355,22 @@ class CSVM:
         )
         umbrella = None
         if guaranteed is not None:
-            scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
-            umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
-        return CSVMResults(FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed))
+            scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
+            umbrella = umbrella_intercept(
+                scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
+            )
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
+        if self.sparse:
+            from csvm_stats.sparse_results import SparseCSVMResults
+
+            return SparseCSVMResults(state)
+        return CSVMResults(state)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"
         source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
-        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r})"
+        sparsity = "" if not self.sparse else (
+            f", max_features={self.max_features}" if self.max_features is not None else f", penalty={self.penalty!r}"
+        )
+        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r}{sparsity})"
 

@@ -27,10 +27,13 @@ import pandas as pd
 
 from csvm_stats.certification import (
     NO_HOLDOUT_STATEMENT,
+    ORDER_STATISTIC,
     RATE_LABELS,
     count_correct,
+    floor2,
     guarantee_statement,
     heldout_bound,
+    level_percent,
     statement,
 )
 from csvm_stats.ebb import EBB
@@ -64,13 +67,20 @@ class CSVMResults:
         self._ensembles: dict[tuple[int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        """``w' phi(s(x))`` without the intercept."""
+        return self.engine_fit.feature_map.transform(self.scaler.transform(X)) @ self.engine_fit.coef
+
     def _decision(self, X: np.ndarray) -> np.ndarray:
-        phi = self.engine_fit.feature_map.transform(self.scaler.transform(X))
-        return phi @ self.engine_fit.coef + self.intercept
+        return self._scores(X) + self.intercept
+
+    @cached_property
+    def _fitted_scores(self) -> np.ndarray:
+        return self._scores(self.model.exog.to_numpy())
 
     @cached_property
     def _fitted_decision(self) -> np.ndarray:
-        return self._decision(self.model.exog.to_numpy())
+        return self._fitted_scores + self.intercept
 
     def decision_function(self, newdata: Any = None) -> pd.Series:
         """Decision values f(x) (positive class when >= 0), indexed like the data."""
@@ -240,7 +250,7 @@ class CSVMResults:
             h_n, h_k = count_correct(y[self.split.holdout], f[self.split.holdout], rate)
             bound = heldout_bound(h_k, h_n, alpha, len(reported))
             if self.umbrella is not None and self.umbrella.rate == rate:
-                method, lower, joint = "order statistic", self.umbrella.target, self.umbrella.target
+                method, lower, joint = ORDER_STATISTIC, self.umbrella.target, self.umbrella.target
             elif h_n == 0:
                 method, lower, joint = "none (no held-out points)", np.nan, np.nan
             else:
@@ -273,7 +283,7 @@ class CSVMResults:
         out = {}
         for rate, row in self.rates.iterrows():
             if self.umbrella is not None and self.umbrella.rate == rate:
-                out[rate] = guarantee_statement(self.umbrella)
+                out[rate] = guarantee_statement(self.umbrella, int(row["heldout_correct"]))
             elif row["heldout_n"] == 0:
                 out[rate] = NO_HOLDOUT_STATEMENT
             else:
@@ -287,18 +297,26 @@ class CSVMResults:
         m = len(rates)
         if self.split.holdout.size == 0:
             return NO_HOLDOUT_STATEMENT
-        parts = " and ".join(f"{RATE_LABELS[r]} >= {row['joint_lower']:.2f}" for r, row in rates.iterrows())
+        parts = " and ".join(
+            f"{RATE_LABELS[r]} >= {self._joint_text(r, row['joint_lower'])}" for r, row in rates.iterrows()
+        )
         if m == 1:
             return f"With one statement the joint and the separate statement coincide: {parts}."
         if self.umbrella is not None:
             return (
-                f"All {m} statements hold together with confidence at least {1 - m * alpha:.0%} "
-                f"(Bonferroni: {m} statements at {1 - alpha:.0%} each): {parts}."
+                f"All {m} statements hold together with confidence at least {level_percent(m * alpha)} "
+                f"(Bonferroni: {m} statements at {level_percent(alpha)} each): {parts}."
             )
         return (
-            f"With {1 - alpha:.0%} confidence, jointly: {parts} (Bonferroni: each bound at level "
-            f"{1 - alpha / m:.4g}; held-out counts as above)."
+            f"With {level_percent(alpha)} confidence, jointly: {parts} (Bonferroni: each bound at level "
+            f"{level_percent(alpha, m)}; held-out counts as above)."
         )
+
+    def _joint_text(self, rate: str, joint_lower: float) -> str:
+        """A joint lower bound rounded down; the guaranteed rate's target as given."""
+        if self.umbrella is not None and self.umbrella.rate == rate:
+            return repr(float(self.umbrella.target))
+        return floor2(joint_lower)
 
     @cached_property
     def guarantee_cost(self) -> pd.Series | None:
@@ -308,8 +326,7 @@ class CSVMResults:
         other = "tnr" if self.umbrella.rate == "tpr" else "tpr"
         holdout = self.split.holdout
         y = self.model.y[holdout]
-        csvm_decision = self._fitted_decision[holdout] - self.intercept + self.engine_fit.intercept
-        n, before = count_correct(y, csvm_decision, other)
+        n, before = count_correct(y, self._fitted_scores[holdout] + self.engine_fit.intercept, other)
         _, after = count_correct(y, self._fitted_decision[holdout], other)
         return pd.Series(
             {"rate": other, "n": n, "correct_csvm_intercept": before, "correct_guarantee_intercept": after,

@@ -47,6 +47,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.validation import check_feature_table, check_labels_present
 
 PROBABILITY_VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
 
@@ -182,6 +183,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``."""
         from csvm_stats.model import CSVM
 
+        check_feature_table(X)
+        if y is not None:  # scikit-learn says "requires y to be passed" itself
+            check_labels_present(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -216,7 +220,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             fractions=self._fractions(),
         )
         self.results_ = model.fit(
-            solver=self.solver, time_limit=float(self.time_limit), mip_gap=float(self.mip_gap), random_state=seed
+            solver=self.solver, time_limit=self.time_limit, mip_gap=self.mip_gap, random_state=seed
         )
         if self.results_.is_linear:
             params = self.results_.params.to_numpy()
@@ -253,6 +257,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """f(x) = w'phi(x) + b on the standardised columns; ``classes_[1]`` where f(x) >= 0."""
         check_is_fitted(self)
+        check_feature_table(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.results_.decision_function(X).to_numpy()
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib import summary2
 
-from csvm_stats.certification import RATE_LABELS, RATE_UNITS
+from csvm_stats.certification import ORDER_STATISTIC, RATE_LABELS, RATE_UNITS, level_percent, round_down
 from csvm_stats.design import SampleSplit
 from csvm_stats.engine import CSVMFit
 from csvm_stats.fitstate import ModelSpec
@@ -284,7 +284,7 @@ def _model_table(res: SummarySource) -> pd.DataFrame:
             "C": f"{model.C:g}",
             "Standardised columns": model.standardize,
             "Margin (bound)": model.bound,
-            "alpha": f"{model.alpha:g}",
+            "alpha": repr(float(model.alpha)),
             "Intercept": intercept_rule,
             "Probabilities": f"predict_proba fits a {res.probability_variant.upper()} bootstrap ensemble on request",
         }
@@ -307,6 +307,13 @@ def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
     return _key_values(pairs)
 
 
+def _bound_text(value: float, method: str) -> str:
+    """A lower bound rounded down to 3 decimals; an order-statistic guarantee's target as given."""
+    if method == ORDER_STATISTIC:
+        return repr(float(value))
+    return "" if np.isnan(value) else round_down(value, 3)
+
+
 def _rate_table(res: SummarySource) -> pd.DataFrame:
     rows = {}
     for rate, r in res.rates.iterrows():
@@ -316,8 +323,8 @@ def _rate_table(res: SummarySource) -> pd.DataFrame:
             "anchor (in-sample)": f"{r['anchor_correct']}/{r['anchor_n']} = {r['anchor_rate']:.3f}",
             "met": _fmt(r["met"]),
             "held-out": "" if r["heldout_n"] == 0 else f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}",
-            f"lower {1 - res.model.alpha:.0%}": _fmt(r["lower"], 3),
-            "joint lower": _fmt(r["joint_lower"], 3),
+            f"lower {level_percent(res.model.alpha)}": _bound_text(r["lower"], r["method"]),
+            "joint lower": _bound_text(r["joint_lower"], r["method"]),
             "method": r["method"],
         }
     return pd.DataFrame.from_dict(rows, orient="index")
@@ -331,9 +338,16 @@ def _coefficient_table(res: SummarySource) -> pd.DataFrame:
     )
 
 
-def build_summary(res: SummarySource, *, timing: bool = True) -> Summary:
-    """The CSVM report: model and data, solver, rates with statements, coefficients, notes."""
-    summary = Summary("Constrained SVM (CSVM) Results")
+def build_summary(
+    res: SummarySource, *, timing: bool = True, coefficients: tuple[str, pd.DataFrame] | None = None,
+    title: str = "Constrained SVM (CSVM) Results",
+) -> Summary:
+    """The CSVM report: model and data, solver, rates with statements, coefficients, notes.
+
+    ``coefficients`` = (caption, table) replaces the table of all coefficients
+    (the sparse CSVM lists its selected features there).
+    """
+    summary = Summary(title)
     summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
     summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
     summary.add_df(_rate_table(res), caption="Rates (anchor = in-sample, held-out = certification sample)")
@@ -341,13 +355,15 @@ def build_summary(res: SummarySource, *, timing: bool = True) -> Summary:
     if len(statements) > 1:
         statements["Joint"] = res.joint_statement
     summary.add_paragraphs("Confidence statements", statements)
-    if res.is_linear:
+    if coefficients is not None:
+        summary.add_df(coefficients[1], caption=coefficients[0])
+    elif res.is_linear:
         summary.add_df(_coefficient_table(res), caption="Coefficients (decision f(x) >= 0 means positive)")
     else:
         summary.add_df(_key_values(res.support.to_dict()), header=False, align="l", caption="Kernel solution")
     if len(res.rates) > 1 and res.split.holdout.size:
         summary.add_text(
-            f"Each confidence statement holds separately at {1 - res.model.alpha:.0%}; "
+            f"Each confidence statement holds separately at {level_percent(res.model.alpha)}; "
             "for a statement about all rates at once use the joint one."
         )
     summary.add_text(

@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 # A CSVM that no backend proves within its (long) time limit: two overlapping
 # Gaussian classes, n = 2000, TPR >= 0.9 on the anchor half. The child prints
-# "solving" when SCIP's optimize() starts, so the signal reaches the solver
-# itself (SCIP catches SIGINT in C and reports "userinterrupt").
+# "solving" from SCIP's first node, so the signal reaches the solver itself
+# (SCIP catches SIGINT in C and reports "userinterrupt").
 CHILD = textwrap.dedent(
     """
     import sys
@@ -27,9 +27,20 @@ CHILD = textwrap.dedent(
     from csvm_stats.engine import fit_csvm
     from csvm_stats.solvers import SolverOptions
 
+    class Announce(pyscipopt.Eventhdlr):
+        announced = False
+
+        def eventinit(self):
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.NODEFOCUSED, self)
+
+        def eventexec(self, event):
+            if not self.announced:  # SCIP's own SIGINT handler is installed by now
+                print("solving", flush=True)
+                self.announced = True
+
     class AnnouncedModel(pyscipopt.Model):
         def optimize(self):
-            print("solving", flush=True)
+            self.includeEventhdlr(Announce(), "announce", "prints 'solving' at the first node")
             super().optimize()
 
     proxy = types.SimpleNamespace(**vars(pyscipopt))

@@ -221,6 +221,46 @@ def test_guarantee_needs_a_single_class_rate(frame):
         small.fit(guarantee=True, random_state=0, **FAST)
 
 
+def test_guarantee_mode_checks_the_heldout_size_before_solving(frame, monkeypatch):
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the CSVM was solved although guarantee mode could not be used")
+
+    monkeypatch.setattr("csvm_stats.model.fit_csvm", no_solve)
+    small = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.95, bound="none")
+    with pytest.raises(DataError, match="needs at least 59 held-out positives"):
+        small.fit(guarantee=True, random_state=0, **FAST)
+
+
+@pytest.mark.parametrize("rate", ["tpr", "tnr"])
+def test_guarantee_mode_with_binary_predictors_counts_threshold_ties_as_correct(rate):
+    """Binary predictors: many held-out points share the threshold score, and all of them count.
+
+    With this seed the old rule (threshold rebuilt as (w'x + b0) - b0) left the
+    threshold point and its ties misclassified for both rates.
+    """
+    rng = np.random.default_rng(19)
+    n = 240
+    a, b, c = (rng.integers(0, 2, n) for _ in range(3))
+    sick = rng.random(n) < 0.2 + 0.25 * a + 0.2 * b + 0.1 * c
+    data = pd.DataFrame({"status": np.where(sick, "sick", "healthy"), "a": a, "b": b, "c": c})
+    model = CSVM.from_formula("status ~ a + b + c", data, **{f"{rate}_min": 0.7}, bound="none")
+    res = model.fit(random_state=2, guarantee=True, time_limit=10, threads=1)  # an incumbent suffices here
+    g = res.umbrella
+    holdout = res.split.holdout
+    y = res.model.y[holdout]
+    in_class = y == (1.0 if rate == "tpr" else -1.0)
+    scores = res._fitted_scores[holdout]
+    tied = in_class & (np.abs(scores - g.threshold) <= max(g.tolerance, 1e-12))
+    assert tied.sum() > 1  # several held-out points share the threshold score
+    predicted = res.predict(data.iloc[holdout]).to_numpy()
+    wanted = "sick" if rate == "tpr" else "healthy"
+    assert (predicted[tied] == wanted).all()
+    row = res.rates.loc[rate]
+    assert row["heldout_correct"] >= g.guaranteed_correct == g.n - g.rank + 1
+    assert f"at least {g.guaranteed_correct} by construction" in res.statements[rate]
+    assert res.statements[rate].startswith("With 95% confidence") and "at least 0.7 (" in res.statements[rate]
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

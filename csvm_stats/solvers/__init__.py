@@ -3,7 +3,8 @@
 Backends import their solver lazily, inside ``solve``; nothing probes every
 solver at import time. ``"auto"`` means Gurobi when it is installed with a
 licence that takes the model (a problem without binaries only in its MIQP
-form), otherwise SCIP; any failure of a backend (an exception or an error
+form), then HiGHS for a linear model (the L1-norm CSVM, a MILP), then SCIP;
+any failure of a backend (an exception or an error
 status) falls back to the next one with a :class:`SolverFallbackWarning`
 naming it. New backends are added to ``_BACKENDS`` (and ``SOLVERS``).
 """
@@ -18,6 +19,7 @@ from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.problem import MIQP
 from csvm_stats.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.solvers.gurobi import GurobiBackend
+from csvm_stats.solvers.highs import HighsBackend, is_linear
 from csvm_stats.solvers.scip import ScipBackend
 
 __all__ = [
@@ -25,7 +27,7 @@ __all__ = [
     "SOLVERS", "SolverFallbackWarning", "get_backend", "solve",
 ]
 
-SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa")
+SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa", "highs")
 SIZE_LIMITED_LINEAR = 2000  # variables or constraints the pip licence allows for a linear model
 SIZE_LIMITED_QUADRATIC = 200  # variables it allows once the objective is quadratic
 _size_limited_licence: list[bool] = []  # set once a licence error has been seen in this process
@@ -41,8 +43,9 @@ _BACKENDS: dict[str, Callable[[], Backend]] = {
     "gurobi": lambda: GurobiBackend("auto"),
     "gurobi-miqp": lambda: GurobiBackend("miqp"),
     "gurobi-oa": lambda: GurobiBackend("oa"),
+    "highs": HighsBackend,
 }
-_LABELS = {"scip": "SCIP", "gurobi": "Gurobi"}
+_LABELS = {"scip": "SCIP", "gurobi": "Gurobi", "highs": "HiGHS"}
 
 
 def get_backend(name: str) -> Backend:
@@ -60,14 +63,14 @@ def gurobi_usable() -> bool:
 
 
 def _auto_chain(problem: MIQP) -> list[str]:
-    """The backends ``"auto"`` tries, in order; the last is always SCIP."""
+    """The backends ``"auto"`` tries, in order; HiGHS for a linear model; the last is always SCIP."""
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
     # slow to high accuracy (measured: 28 s against SCIP's 0.4 s on Wisconsin);
     # such a problem goes to Gurobi only when its MIQP fits the pip licence.
     continuous_and_large = problem.binary.size == 0 and problem.n_vars > SIZE_LIMITED_QUADRATIC
     chain = ["gurobi"] if gurobi_usable() and not too_big and not continuous_and_large else []
-    return chain + ["scip"]
+    return chain + (["highs", "scip"] if is_linear(problem) else ["scip"])
 
 
 def _raise_if_interrupted(solution: Solution) -> Solution:
