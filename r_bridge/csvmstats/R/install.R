@@ -42,7 +42,7 @@ install_python <- function(path = python_source(), envname = csvm_virtualenv(), 
 }
 
 # numpy < 2 for a reticulate that cannot read numpy 2 arrays, else any numpy.
-numpy_requirement <- function(reticulate_version = utils::packageVersion("reticulate")) {
+numpy_requirement <- function(reticulate_version = packageVersion("reticulate")) {
   if (reticulate_version < .reticulate_numpy2) "numpy<2" else "numpy"
 }
 

@@ -55,7 +55,7 @@ require_python_module <- function(module) {
 }
 
 # Stop when reticulate cannot read the numpy of its Python (numpy 2 needs reticulate >= 1.38.0).
-check_numpy <- function(reticulate_version = utils::packageVersion("reticulate"),
+check_numpy <- function(reticulate_version = packageVersion("reticulate"),
                         numpy_version = reticulate::py_config()$numpy$version,
                         python = reticulate::py_config()$python) {
   if (is.null(numpy_version)) {
