@@ -38,7 +38,7 @@ from csvm_stats.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
-from csvm_stats.validation import check_random_state, check_time_limit
+from csvm_stats.validation import check_integer, check_random_state, check_time_limit
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -228,6 +228,9 @@ def fit_command(args: argparse.Namespace) -> int:
         degree=args.degree,
         positive=_positive_label(data, args.formula, args.positive),
         fractions=tuple(args.fractions),
+        penalty=args.penalty,
+        max_features=args.max_features,
+        screen=args.screen,
     )
     results = model.fit(
         solver=args.solver, time_limit=args.time_limit, random_state=args.seed, guarantee=args.guarantee
@@ -353,6 +356,8 @@ def _probability(value: str) -> float:
 
 _SECONDS = _checked(check_time_limit, float)
 _SEED = _checked(check_random_state, int)
+_MAX_FEATURES = _checked(lambda value: check_integer(value, "--max-features"), int)
+_SCREEN = _checked(lambda value: check_integer(value, "--screen"), int)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -387,8 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
     svm.add_argument("--degree", type=int, default=3, help="poly degree (3)")
     svm.add_argument("--fractions", type=float, nargs=3, default=(0.5, 0.25, 0.25), metavar=("TRAIN", "ANCHOR", "HOLDOUT"),
                      help="shares of the rows for the training, anchor and held-out samples (0.5 0.25 0.25)")
+    sparse = fit.add_argument_group("feature selection (linear kernel)")
+    sparse.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+                        help="l1: the L1-norm CSVM min ||w||_1 + C sum(xi), a sparse MILP (l2)")
+    sparse.add_argument("--max-features", type=_MAX_FEATURES, metavar="S",
+                        help="at most S non-zero coefficients (the cardinality-constrained L2 CSVM)")
+    sparse.add_argument("--screen", type=_SCREEN, metavar="K",
+                        help="columns the --max-features MIQP keeps (default: all up to 60, else max(5 S, 50))")
     solve = fit.add_argument_group("solver")
-    solve.add_argument("--solver", choices=("auto", "scip", "gurobi"), default="auto")
+    solve.add_argument("--solver", choices=("auto", "scip", "gurobi", "highs"), default="auto")
     solve.add_argument("--time-limit", type=_SECONDS, default=300.0, help="seconds (300)")
     solve.add_argument("--seed", type=_SEED, default=0, help="seed of the sample split and the solver (0)")
     out = fit.add_argument_group("output")

@@ -43,7 +43,8 @@ class FormulaDesign:
 
     ``inputs`` are the data columns the design reads (known for formulas
     parsed by our grammar and for loaded model files); new data lacking one
-    is an error before formulaic sees them.
+    is an error before formulaic sees them. ``parsed`` is the grammar's
+    structure (``None`` for a formula handed to formulaic as code).
     """
 
     formula: str
@@ -51,6 +52,7 @@ class FormulaDesign:
     spec: ModelSpec
     columns: tuple[str, ...]
     inputs: tuple[str, ...] | None = None
+    parsed: ParsedFormula | None = None
 
     def transform(self, data: pd.DataFrame) -> pd.DataFrame:
         """Design matrix of ``data`` (the response column is not needed), keeping its index."""
@@ -140,7 +142,7 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     return frame
 
 
-def _check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
+def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
     """Every factor formulaic built is one of ours: a column look-up, the intercept or our ``C(column)``."""
     columns, generated = set(parsed.columns), parsed.generated_expressions()
     for term in spec.formula:
@@ -154,14 +156,14 @@ def _check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
                 raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
 
 
-def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, tuple[str, ...]]:
+def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
     try:
         rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
-    _check_structure(rhs.model_spec, parsed)
-    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed.columns
+    check_structure(rhs.model_spec, parsed)
+    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
 
 
 def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, None]:
@@ -191,10 +193,11 @@ def build_design(
     check_columns(data)
     if data.shape[0] == 0:
         raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
-    name, matrix, spec, inputs = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
+    name, matrix, spec, parsed = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
     X = _without_intercept(matrix, data.index)
     if X.shape[1] == 0:
         raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
     if not np.isfinite(X.to_numpy()).all():
         raise DataError("The design matrix has infinite values; check the predictor columns.")
-    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs)
+    inputs = None if parsed is None else parsed.columns
+    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs, parsed)

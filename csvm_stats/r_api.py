@@ -66,6 +66,9 @@ MODEL_OPTIONS: dict[str, str] = {
     "big_m": "float",
     "standardize": "bool",
     "fractions": "floats",
+    "penalty": "str",
+    "max_features": "int",
+    "screen": "int",
 }
 #: Options of :meth:`~csvm_stats.model.CSVM.fit` that R may pass.
 FIT_OPTIONS: dict[str, str] = {
@@ -172,11 +175,14 @@ def export(results: CSVMResults) -> dict[str, Any]:
     that R's ``update()`` can repeat it); ``rate_names``
     and ``rates`` (a dict of columns, see :data:`RATE_COLUMNS`);
     ``statements``, ``joint_statement``; ``summary_text``; ``solver`` (the
-    solve record); ``warnings``; ``anchor`` (per constrained rate: the anchor
-    count ``n``, whether the target was ``capped`` and the anchor sizes from
-    which the ``hoeffding`` and ``binomial`` margins stay below 1);
-    ``model_file`` (the bytes of :func:`~csvm_stats.persistence.save_model`'s
-    file as uint8 values, which R keeps as a raw vector).
+    solve record); ``warnings``; ``selected_names`` and ``selected_coef``
+    (a sparse CSVM's selected features with their coefficients in original
+    units, largest standardised coefficient first; empty otherwise);
+    ``anchor`` (per constrained rate: the anchor count ``n``, whether the
+    target was ``capped`` and the anchor sizes from which the ``hoeffding``
+    and ``binomial`` margins stay below 1); ``model_file`` (the bytes of
+    :func:`~csvm_stats.persistence.save_model`'s file as uint8 values, which
+    R keeps as a raw vector).
     """
     params = results.params
     standardized = results.params_standardized
@@ -219,9 +225,17 @@ def export(results: CSVMResults) -> dict[str, Any]:
             "message": str(record.message),
         },
         "warnings": _string_array(results.warnings),
+        **_selection(results),
         "anchor": _anchor_requirements(results),
         "model_file": model_file_bytes(results),
     }
+
+
+def _selection(results: CSVMResults) -> dict[str, np.ndarray]:
+    selected = getattr(results, "selected_features", None)
+    if selected is None:
+        return {"selected_names": _string_array([]), "selected_coef": np.empty(0)}
+    return {"selected_names": _string_array(selected.index), "selected_coef": selected["coef"].to_numpy(dtype=np.float64)}
 
 
 def _anchor_requirements(results: CSVMResults) -> dict[str, np.ndarray]:

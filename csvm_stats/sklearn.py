@@ -71,6 +71,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     C, kernel, gamma, degree, coef0, rank, big_m : the CSVM (see
         :class:`csvm_stats.model.CSVM`); ``kernel`` is "linear", "rbf", "poly"
         or a callable returning the Gram matrix.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (linear kernel): ``penalty="l1"`` the L1-norm CSVM, ``max_features=s``
+        at most s non-zero coefficients (see :mod:`csvm_stats.sparse`).
     anchor_size, holdout_size : shares of the rows for the anchor and the
         held-out sample when a rate is required (the rest trains); ignored,
         and all rows train, when no rate is required.
@@ -110,6 +113,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         coef0=1.0,
         rank=None,
         big_m=None,
+        penalty="l2",
+        max_features=None,
+        screen=None,
         anchor_size=0.25,
         holdout_size=0.25,
         standardize=True,
@@ -132,6 +138,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.rank = rank
         self.big_m = big_m
+        self.penalty = penalty
+        self.max_features = max_features
+        self.screen = screen
         self.anchor_size = anchor_size
         self.holdout_size = holdout_size
         self.standardize = standardize
@@ -218,6 +227,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             positive=1,
             standardize=self.standardize,
             fractions=self._fractions(),
+            penalty=self.penalty,
+            max_features=self.max_features,
+            screen=self.screen,
         )
         self.results_ = model.fit(
             solver=self.solver, time_limit=self.time_limit, mip_gap=self.mip_gap, random_state=seed

@@ -74,8 +74,10 @@ def check_flag(value: Any, name: str) -> bool:
 
 
 def check_time_limit(value: Any) -> float:
-    """Seconds the solver may run: a finite number > 0."""
-    return check_positive(value, "time_limit", "a positive number of seconds (for example 300)")
+    """Seconds the solver may run: a finite number >= 0 (0 stops at the first check, with or without a solution)."""
+    if not _is_real(value) or not math.isfinite(float(value)) or float(value) < 0:
+        raise DataError(f"time_limit must be a non-negative number of seconds (for example 300), got {value!r}.")
+    return float(value)
 
 
 def check_mip_gap(value: Any) -> float:
@@ -133,22 +135,18 @@ def check_big_m(value: Any) -> float | None:
     return None if value is None else check_positive(value, "big_m", "None or a positive number")
 
 
-def check_solver(value: Any) -> str:
-    """A solver name of :data:`csvm_stats.solvers.SOLVERS`."""
-    from csvm_stats.solvers import SOLVERS
-
-    return check_choice(value, "solver", SOLVERS)
-
-
-def check_fit_options(
-    *, solver: Any, time_limit: Any, mip_gap: Any, threads: Any, verbose: Any, random_state: Any, warm_start: Any
-) -> None:
-    """Every option of ``CSVM.fit`` (and of the estimator's fit), each error naming its parameter."""
-    check_solver(solver)
+def check_solver_options(*, time_limit: Any, mip_gap: Any, threads: Any, verbose: Any, seed: Any) -> None:
+    """The options every solver backend honours (called by :class:`~csvm_stats.solvers.base.SolverOptions`)."""
     check_time_limit(time_limit)
     check_mip_gap(mip_gap)
     check_integer(threads, "threads", low=1, none=True)
     check_flag(verbose, "verbose")
+    check_integer(seed, "the solver seed (random_state)", low=0, high=MAX_SEED)
+
+
+def check_fit_options(*, solver: Any, solver_names: Sequence[str], random_state: Any, warm_start: Any) -> None:
+    """The options of ``CSVM.fit`` that do not go into the solver options, each error naming its parameter."""
+    check_choice(solver, "solver", solver_names)
     check_random_state(random_state)
     check_flag(warm_start, "warm_start")
 

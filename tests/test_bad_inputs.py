@@ -23,10 +23,12 @@ import pandas as pd
 import pytest
 
 from csvm_stats.cli import EXIT_DATA, EXIT_FILE, EXIT_FORMULA, EXIT_USAGE, main
+from csvm_stats.ebb import EBB
 from csvm_stats.exceptions import DataError, FormulaError
 from csvm_stats.model import CSVM
 from csvm_stats.persistence import ModelFileError, load_model, save_model
 from csvm_stats.sklearn import CSVMClassifier
+from csvm_stats.solvers.base import SolverOptions
 
 DATA_DIR = Path(__file__).parent / "test_r_bridge_data"
 
@@ -119,8 +121,8 @@ API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("standardize text", _model(standardize="yes"), DataError, "standardize must be True or False"),
     ("fractions not summing to 1", _model(fractions=(0.5, 0.5, 0.5)), DataError, "fractions"),
     ("positive not a label", _model(positive="maybe"), DataError, "maybe"),
-    ("time_limit negative", _fit(time_limit=-1), DataError, "time_limit must be a positive number of seconds"),
-    ("time_limit NaN", _fit(time_limit=float("nan")), DataError, "time_limit must be a positive number of seconds"),
+    ("time_limit negative", _fit(time_limit=-1), DataError, "time_limit must be a non-negative number of seconds"),
+    ("time_limit NaN", _fit(time_limit=float("nan")), DataError, "time_limit must be a non-negative number of seconds"),
     ("time_limit infinite", _fit(time_limit=float("inf")), DataError, "time_limit"),
     ("time_limit bool", _fit(time_limit=True), DataError, "time_limit"),
     ("time_limit text", _fit(time_limit="10"), DataError, "time_limit"),
@@ -136,6 +138,9 @@ API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("verbose text", _fit(verbose="yes"), DataError, "verbose must be True or False"),
     ("warm_start number", _fit(warm_start=1), DataError, "warm_start must be True or False"),
     ("guarantee unknown rate", _fit(guarantee="fpr"), DataError, "guarantee must be"),
+    ("solver options: threads bool", lambda c: SolverOptions(threads=True), DataError, "threads"),
+    ("solver options: gap bool", lambda c: SolverOptions(mip_gap=False), DataError, "mip_gap"),
+    ("EBB time_limit NaN", lambda c: EBB(time_limit=float("nan"), n_bootstrap=5).fit(c.X, c.labels), DataError, "time_limit"),
     ("empty data", lambda c: CSVM.from_formula("y ~ .", c.frame.iloc[:0]), DataError, "0 rows"),
     ("empty exog", lambda c: CSVM(c.labels[:0], c.X[:0]), DataError, "0 rows"),
     ("duplicated column names", lambda c: CSVM.from_formula("y ~ x1", c.frame.rename(columns={"x2": "x1"})),

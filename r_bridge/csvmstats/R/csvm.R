@@ -214,6 +214,7 @@ fit_fields <- function(exported) {
     C = as.numeric(exported$C),
     nobs = as.integer(exported$n),
     samples = vapply(exported$samples, as.integer, integer(1L)),
+    selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names)),
     anchor = list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
                   n = as.integer(anchor$n), capped = as.logical(anchor$capped),
                   hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial)),
