@@ -95,6 +95,7 @@ RATE_COLUMNS = (
     "heldout_correct",
     "heldout_rate",
     "lower",
+    "upper",
     "joint_lower",
     "method",
     "certified",
