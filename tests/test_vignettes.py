@@ -26,7 +26,7 @@ def _renderer():
 
 render = _renderer()
 #: Figures each vignette draws at reduced size.
-EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 5, "03_srbct_from_r": 1}
+EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 5, "03_srbct_from_r": 1, "04_sparse_srbct": 2}
 
 
 def test_every_vignette_is_listed():
@@ -35,7 +35,7 @@ def test_every_vignette_is_listed():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIGURES))
 def test_vignette_executes_and_renders(name, tmp_path):
-    if name == "03_srbct_from_r" and not SRBCT.is_file():
+    if name in ("03_srbct_from_r", "04_sparse_srbct") and not SRBCT.is_file():
         pytest.skip(f"SRBCT.rda is absent ({SRBCT}); set CSVM_SRBCT_PATH to run this vignette")
     result = render.render(VIGNETTES / f"{name}.py", tmp_path, quick=True)
     assert result.completed
