@@ -24,6 +24,30 @@ gets :math:`P(y=+1 \mid x) < 1/2` (``tnr_min``). **CEBB2** keeps t = 0 and
 replaces each SVM by the CSVM with the rate constraints on the bootstrap
 sample's distinct points (:func:`csvm_stats.bootstrap.fit_csvm_batch`).
 
+**Defaults and deviations from the paper.** The defaults are the paper's
+headline EBB (its Table 6, "all the values of theta"): ``eps = inf`` keeps
+every theta, weighted by its out-of-bag accuracy; ``eps = 0`` (best theta
+only, the paper's degenerate case) was the worst setting in every scenario of
+``benchmarks/results/probabilities.md``. Where this implementation departs from
+the paper's text:
+
+* bootstrap samples are **stratified** (each class resampled to its own size),
+  so that every sample holds both classes and can be fitted;
+* **no standardisation inside the bootstrap**: the columns are standardised
+  once, outside (by the caller, e.g. :class:`~csvm_stats.results.CSVMResults`
+  or the benchmarks' fold preprocessing), not refitted on every bootstrap sample;
+* every libsvm fit stops at ``LIBSVM_MAX_ITER`` iterations
+  (:data:`csvm_stats.bootstrap.LIBSVM_MAX_ITER`); capped fits are used as
+  they are, counted in ``n_unconverged_`` and warned about;
+* CEBB2's CSVM uses big-M = 100 (:data:`csvm_stats.engine.DEFAULT_BIG_M`;
+  the paper 1000) or indicator constraints where the backend has them, and a
+  per-fit ``time_limit`` of 10 s (the paper 300 s), keeping the incumbent;
+* ``bound`` defaults to Hoeffding's margin on the required rates (the paper's
+  CSVM margin); ``bound="none"`` is the EBB paper's plain share;
+* ``reliability="auc"`` with ``eps = 0`` warns: AUC ignores
+  the intercept, so the best-AUC theta is often a tiny C whose scores put
+  nearly every point on one side of 0, and its vote shares collapse to 0 or 1.
+
 The required share becomes a required count by
 :func:`csvm_stats.bounds.adjust_target` with ``alpha`` and ``bound`` (as the
 CSVM model does); ``bound="none"`` is the paper's plain share.
@@ -96,7 +120,8 @@ class EBB(ClassifierMixin, BaseEstimator):
         Theta is every (C, gamma) pair.
     n_bootstrap : B, bootstrap samples per theta (paper: 500).
     eps : keep every theta whose reliability is within ``eps`` of the best;
-        0 keeps the best only (all tied best ones).
+        ``inf`` (default, the paper's headline EBB) keeps all, 0 keeps the
+        best only (all tied best ones).
     reliability : "accuracy", "auc" or "gmean", measured out of bag.
     variant : "ebb", "cebb1" (moved threshold) or "cebb2" (CSVM fits).
     tpr_min, tnr_min, acc_min : required rates (CEBB1: exactly one of tpr_min,
@@ -138,7 +163,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         C_grid=None,
         gamma_grid=None,
         n_bootstrap=500,
-        eps=0.0,
+        eps=float("inf"),
         reliability="accuracy",
         variant="ebb",
         tpr_min=None,
@@ -201,8 +226,17 @@ class EBB(ClassifierMixin, BaseEstimator):
             raise DataError(f"bound must be one of {BOUNDS}, got {self.bound!r}.")
         if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, (int, np.integer)) or self.n_bootstrap < 1:
             raise DataError(f"n_bootstrap must be a positive integer, got {self.n_bootstrap!r}.")
-        if not (np.isscalar(self.eps) and np.isfinite(self.eps) and self.eps >= 0):
-            raise DataError(f"eps must be a number >= 0, got {self.eps!r}.")
+        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float, np.number)) or not self.eps >= 0:
+            raise DataError(f"eps must be a number >= 0 (inf keeps every theta), got {self.eps!r}.")
+        if self.eps == 0 and self.reliability == "auc":
+            warnings.warn(
+                "reliability='auc' with eps=0 keeps only the theta with the best out-of-bag AUC, "
+                "which ignores the intercept: it is often a tiny C whose scores put nearly "
+                "every point on one side of 0, so the probabilities collapse to 0 or 1. Use eps > 0 (the default "
+                "keeps every theta) or reliability='accuracy'.",
+                UserWarning,
+                stacklevel=3,
+            )
         if not (isinstance(self.kernel, Kernel) or callable(self.kernel) or self.kernel in KERNELS):
             raise DataError(f"kernel must be one of {KERNELS} or a callable, got {self.kernel!r}.")
         if not (np.isscalar(self.time_limit) and self.time_limit > 0):

@@ -36,16 +36,21 @@ from csvm_stats.certification import (
     statement,
 )
 from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.exceptions import DataError
 from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.solvers.base import SolveRecord, Status
+from csvm_stats.venn_abers import merge
 
 if TYPE_CHECKING:
     from csvm_stats.ebb import EBB
     from csvm_stats.engine import CSVMFit
+    from csvm_stats.fit_calibration import Calibration
     from csvm_stats.model import CSVM
     from csvm_stats.summary import Summary
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
+#: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
+PROBABILITY_METHODS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
 SUPPORT_TOL = 1e-6
 
@@ -69,7 +74,7 @@ class CSVMResults:
         self.adjusted = adjusted
         self.umbrella = umbrella
         self.intercept = fit.intercept if umbrella is None else umbrella.intercept
-        self._ensembles: dict[tuple[int, int], EBB] = {}
+        self._ensembles: dict[tuple[str, int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
     def _decision(self, X: np.ndarray) -> np.ndarray:
@@ -107,24 +112,40 @@ class CSVMResults:
             return "cebb1"
         return "cebb2"
 
-    def probability_ensemble(self, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None) -> EBB:
-        """The fitted ensemble behind :meth:`predict_proba` (fitted once per n_bootstrap and seed).
+    @cached_property
+    def calibration(self) -> Calibration:
+        """The Venn-Abers calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.fit_calibration`).
 
-        It is fitted on the training and anchor samples, standardised as the
-        CSVM was, with the CSVM's kernel, the paper's C grid and the model's
-        targets, alpha and bound. The held-out sample is not used.
+        Held-out (inductive Venn-Abers on H) when H has enough points of both
+        classes, else cross-fitted (the CSVM refitted on folds of I u J).
+        """
+        from csvm_stats.fit_calibration import calibrate
+
+        return calibrate(self)
+
+    def probability_ensemble(
+        self, *, variant: str | None = None, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
+    ) -> EBB:
+        """A fitted EBB / CEBB1 / CEBB2 ensemble (fitted once per variant, n_bootstrap and seed).
+
+        ``variant`` defaults to :attr:`probability_variant`. The ensemble is
+        fitted on the training and anchor samples, standardised as the CSVM
+        was, with the CSVM's kernel, the paper's C grid and EBB's defaults
+        (all theta), and with the model's targets, alpha and bound for the
+        CEBB variants. The held-out sample is not used.
         """
         from csvm_stats.ebb import EBB
 
-        key = (n_bootstrap, random_state)
+        variant = self.probability_variant if variant is None else variant
+        key = (variant, n_bootstrap, random_state)
         if key not in self._ensembles:
             rows = np.concatenate([self.split.train, self.split.anchor])
             X = self.scaler.transform(self.model.exog.to_numpy()[rows])
-            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()}
+            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()} if variant != "ebb" else {}
             ensemble = EBB(
                 kernel=self.engine_fit.feature_map.kernel,
                 n_bootstrap=n_bootstrap,
-                variant=self.probability_variant,
+                variant=variant,
                 alpha=self.model.alpha,
                 bound=self.model.bound,
                 n_jobs=n_jobs,
@@ -136,13 +157,52 @@ class CSVMResults:
         return self._ensembles[key]
 
     def predict_proba(
-        self, newdata: Any = None, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
-    ) -> pd.Series:
-        """P(y = positive class | x) from :meth:`probability_ensemble`, indexed like the data."""
+        self,
+        newdata: Any = None,
+        *,
+        method: str = "venn-abers",
+        interval: bool = False,
+        n_bootstrap: int = 500,
+        random_state: int = 0,
+        n_jobs: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """P(y = positive class | x), indexed like the data.
+
+        ``method="venn-abers"`` (default): the merged Venn-Abers probability of
+        :attr:`calibration`; with ``interval=True`` a DataFrame with the
+        interval ``p0``, ``p1`` and the merged ``p``. The probability is
+        monotone in f(x): see :attr:`probability_threshold`.
+        ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
+        (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
+        ``n_jobs`` apply to them only); these have no interval.
+        """
         design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
-        ensemble = self.probability_ensemble(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs)
+        name = f"P({self.model.coding.positive!r})"
+        if method == "venn-abers":
+            f = self._fitted_decision if newdata is None else self._decision(design.to_numpy())
+            p0, p1 = self.calibration.predictor.interval(f)
+            p = merge(p0, p1)
+            if interval:
+                return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
+            return pd.Series(p, index=design.index, name=name)
+        if method not in PROBABILITY_METHODS:
+            raise DataError(f"method must be one of {PROBABILITY_METHODS}, got {method!r}.")
+        if interval:
+            raise DataError(f"method={method!r} gives point probabilities only; interval=True needs method='venn-abers'.")
+        ensemble = self.probability_ensemble(
+            variant=method, n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs
+        )
         p = ensemble.predict_proba(self.scaler.transform(design.to_numpy()))[:, 1]
-        return pd.Series(p, index=design.index, name=f"P({self.model.coding.positive!r})")
+        return pd.Series(p, index=design.index, name=name)
+
+    def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
+        """The Venn-Abers interval ``p0 <= p1`` and merged ``p`` of P(positive | x) (see :meth:`predict_proba`)."""
+        return self.predict_proba(newdata, interval=True)
+
+    @property
+    def probability_threshold(self) -> float:
+        """The Venn-Abers probability at f(x) = 0: positive calls have P >= it, negative calls P <= it."""
+        return self.calibration.threshold
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -26,14 +26,21 @@ Conventions
 * **C** is the CSVM's: objective ``w'w + C sum(xi)``, i.e. ``SVC(C=C/2)``.
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
-* **Probabilities** are a separate bootstrap component
-  (:class:`csvm_stats.ebb.EBB`), fitted only when ``probability`` names a
-  variant; ``predict_proba`` exists only then. ``"ebb"`` is the plain
-  ensemble, ``"cebb1"`` moves its threshold to meet the one required class
-  rate, ``"cebb2"`` uses the CSVM inside the ensemble (slow: one mixed-integer
-  program per bootstrap sample and grid point). The probabilities come from the
-  ensemble, so ``argmax(predict_proba)`` may disagree with ``predict``, which
-  is the CSVM's rule.
+* **Probabilities** (``probability="venn-abers"``, the default) are the
+  results' Venn-Abers calibration of the CSVM's own decision function
+  (:mod:`csvm_stats.fit_calibration`): on the held-out sample when it is large
+  enough, else cross-fitted (5 refits of the CSVM, computed at the first
+  ``predict_proba``). They are non-decreasing in ``decision_function``, so
+  ``predict`` is a threshold on them: positive when
+  ``P >= results_.probability_threshold``, which need not be 1/2 (a TPR
+  requirement moves it down), so ``argmax(predict_proba)`` can differ from
+  ``predict``. ``predict_interval`` gives the interval [p0, p1].
+  ``probability="ebb" | "cebb1" | "cebb2"`` fits the paper's bootstrap
+  ensemble (:class:`csvm_stats.ebb.EBB`) instead: ``"ebb"`` the plain
+  ensemble, ``"cebb1"`` with its threshold moved to meet the one required
+  class rate, ``"cebb2"`` with the CSVM inside (slow: one mixed-integer
+  program per bootstrap sample and grid point). ``False`` offers no
+  ``predict_proba``.
 """
 
 from __future__ import annotations
@@ -48,12 +55,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm_stats.exceptions import DataError
 
-PROBABILITY_VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
+PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
 
 def _probability_requested(estimator: CSVMClassifier) -> bool:
-    """``predict_proba`` is offered only when a bootstrap ensemble was requested."""
+    """``predict_proba`` is offered unless ``probability=False`` (or None)."""
     return estimator.probability is not False and estimator.probability is not None
+
+
+def _venn_abers(estimator: CSVMClassifier) -> bool:
+    """``predict_interval`` is offered with the Venn-Abers probabilities."""
+    return estimator.probability in (True, "venn-abers")
 
 
 class CSVMClassifier(ClassifierMixin, BaseEstimator):
@@ -76,9 +88,11 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     standardize : centre and scale columns with the training and anchor rows.
     solver, time_limit, mip_gap : backend ("auto", "scip", "gurobi"), the
         per-fit time limit in seconds and the relative optimality gap.
-    probability : ``False`` (no ``predict_proba``), ``True`` or ``"ebb"``,
-        ``"cebb1"`` or ``"cebb2"``: fit that bootstrap ensemble as well.
-    n_bootstrap : B of the ensemble.
+    probability : ``"venn-abers"`` (default, or ``True``): calibrated
+        probabilities of the CSVM's decision function; ``"ebb"``, ``"cebb1"``
+        or ``"cebb2"``: fit that bootstrap ensemble as well; ``False``: no
+        ``predict_proba``.
+    n_bootstrap : B of the ensemble (EBB variants only).
     random_state : seeds the sample split, the solver and the bootstrap.
 
     Attributes
@@ -88,9 +102,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         ``rates``, ``statements``, ``solver``).
     coef_ : (1, p) coefficients on the original columns (linear kernel only).
     intercept_ : (1,) intercept on the original columns (linear kernel only).
-    probability_estimator_ : the fitted :class:`csvm_stats.ebb.EBB` (after a
-        ``StandardScaler`` when ``standardize``), when probabilities were
-        requested. It is fitted on all rows with its own grid of C values.
+    probability_estimator_ : with an EBB variant only, the fitted
+        :class:`csvm_stats.ebb.EBB` (after a ``StandardScaler`` when
+        ``standardize``), fitted on all rows with its own grid of C values.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
 
@@ -115,7 +129,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         solver="auto",
         time_limit=60.0,
         mip_gap=1e-4,
-        probability=False,
+        probability="venn-abers",
         n_bootstrap=100,
         random_state=None,
     ):
@@ -164,7 +178,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def _probability_variant(self) -> str | None:
         if not _probability_requested(self):
             return None
-        variant = "ebb" if self.probability is True else self.probability
+        variant = "venn-abers" if self.probability is True else self.probability
         if variant not in PROBABILITY_VARIANTS:
             raise DataError(
                 f"probability must be False, True or one of {PROBABILITY_VARIANTS}, got {self.probability!r}."
@@ -221,7 +235,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         if self.results_.is_linear:
             params = self.results_.params.to_numpy()
             self.coef_, self.intercept_ = params[None, :-1], params[-1:]
-        if variant is not None:
+        if variant not in (None, "venn-abers"):
             self.probability_estimator_ = self._fit_probabilities(X, y, variant, seed)
         return self
 
@@ -262,10 +276,20 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_probability_requested)
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) bootstrap-ensemble probabilities, columns in ``classes_`` order."""
-        check_is_fitted(self, "probability_estimator_")
+        """(n, 2) probabilities, columns in ``classes_`` order (Venn-Abers merged p, or the ensemble's)."""
+        check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if _venn_abers(self):
+            p = self.results_.predict_proba(X).to_numpy()
+            return np.column_stack([1.0 - p, p])
         return self.probability_estimator_.predict_proba(X)
+
+    @available_if(_venn_abers)
+    def predict_interval(self, X) -> np.ndarray:
+        """(n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.results_.predict_interval(X)[["p0", "p1"]].to_numpy()
 
     def summary(self):
         """The fit's :class:`~csvm_stats.summary.Summary` (rates, statements, solver, coefficients)."""
