@@ -72,20 +72,17 @@ class Calibration:
     def describe(self) -> str:
         """One line for the summary: method and number of points."""
         va = self.predictor
-        where = (
-            f"the {va.n} held-out points"
-            if self.method == "held-out"
-            else f"{va.n} out-of-fold decision values ({self.folds} refits)"
-        )
-        return f"Venn-Abers on {where}, {va.n_positive} positive; interval [p0, p1] and merged p"
+        where = f"{va.n} held-out points" if self.method == "held-out" else f"{va.n} points, {self.folds} refits"
+        return f"Venn-Abers, {self.method} ({where}, {va.n_positive} positive)"
 
     def rule_statement(self, positive: str) -> str:
         """The class rule on the probability scale, in words."""
         t = self.threshold
         return (
-            f"this classifier calls a point {positive} when P({positive}) >= {t:.3g} "
-            f"(every point called {positive} has P >= {t:.3g}, every other point P <= {t:.3g}; "
-            "Venn-Abers is monotone in f(x))"
+            f"This classifier calls a point {positive} when P({positive}) >= {t:.3g}: the Venn-Abers probability "
+            f"is monotone in f(x), so every point called {positive} has P >= {t:.3g} and every other point "
+            f"P <= {t:.3g}. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a "
+            "rate requirement it need not be 1/2"
         )
 
 
@@ -96,6 +93,16 @@ def holdout_is_enough(y_holdout: np.ndarray) -> bool:
         and int(np.sum(y_holdout > 0)) >= MIN_PER_CLASS
         and int(np.sum(y_holdout < 0)) >= MIN_PER_CLASS
     )
+
+
+def planned_route(results: CSVMResults) -> str:
+    """``"held-out"`` or ``"cross-fitted"``: the route :func:`calibrate` takes, without computing it."""
+    return "held-out" if holdout_is_enough(results.model.y[results.split.holdout]) else "cross-fitted"
+
+
+def pending_description(results: CSVMResults) -> str:
+    """The summary's line for a cross-fitted calibration not computed yet (it refits the CSVM)."""
+    return f"Venn-Abers, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
 
 
 def check_calibration_sample(y: np.ndarray, what: str) -> None:
@@ -112,7 +119,7 @@ def calibrate(results: CSVMResults, *, folds: int = DEFAULT_FOLDS, solver: str |
     """The Venn-Abers calibration of ``results`` (module docstring): held-out if H allows, else cross-fitted."""
     y, f, split = results.model.y, results.decision_function().to_numpy(), results.split
     holdout = split.holdout
-    if holdout_is_enough(y[holdout]):
+    if planned_route(results) == "held-out":
         return Calibration("held-out", VennAbers.fit(f[holdout], y[holdout]))
     rows = np.concatenate([split.train, split.anchor])
     check_calibration_sample(y, "The data")

@@ -36,9 +36,17 @@ A ZIP archive with exactly these members:
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
     ``samples`` ({"train"|"anchor"|"holdout": int}).
 
+    ``calibration`` (optional; absent in files written before it existed):
+    null, or ``{"method": "held-out"|"cross-fitted", "n": int,
+    "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
+    of the decision function (:mod:`csvm_stats.fit_calibration`).
+
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
-    ``reference`` (m, p) and ``projection`` (m, r).
+    ``reference`` (m, p) and ``projection`` (m, r); with a calibration
+    ``va_scores`` (k,) (the distinct calibration decision values, increasing)
+    and ``va_p0``, ``va_p1`` (2k + 1,) (the Venn-Abers probabilities of every
+    slot, :class:`csvm_stats.venn_abers.VennAbers`).
 
 The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
 :math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
@@ -67,6 +75,7 @@ from csvm_stats import __version__
 from csvm_stats.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import FeatureMap, Kernel
+from csvm_stats.venn_abers import VennAbers, merge
 
 if TYPE_CHECKING:
     from csvm_stats.formula import FormulaDesign
@@ -79,6 +88,7 @@ ARRAY_PREFIX = "arrays/"
 #: Arrays every model has, and those a kernel model adds.
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
+CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
 #: Largest uncompressed member accepted (guards against ZIP bombs).
 MAX_MEMBER_BYTES = 2**31
 _LABEL_DTYPES = ("int", "float", "bool", "str", "category")
@@ -180,6 +190,7 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
             "use kernel='linear', 'rbf' or 'poly'."
         )
     coding = results.model.coding
+    calibration = _saved_calibration(results)  # before the report, so that its summary shows the calibration
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -202,11 +213,17 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
             "exact": bool(fmap.exact),
         },
         "intercept": float(results.intercept),
+        "calibration": None,
         "report": results_report(results),
     }
     arrays = {"coef": fit.coef, "scale_mean": results.scaler.mean, "scale_sd": results.scaler.scale}
     if fmap.reference is not None:
         arrays |= {"reference": fmap.reference, "projection": fmap.projection}
+    if calibration is not None:
+        va = calibration.predictor
+        metadata["calibration"] = {"method": calibration.method, "n": va.n, "n_positive": va.n_positive,
+                                   "folds": calibration.folds}
+        arrays |= {"va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1}
     path = Path(path)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(METADATA_MEMBER, json.dumps(metadata, indent=1, allow_nan=False))
@@ -215,6 +232,14 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
             np.save(buffer, np.ascontiguousarray(array, dtype=np.float64), allow_pickle=False)
             archive.writestr(f"{ARRAY_PREFIX}{name}.npy", buffer.getvalue())
     return path
+
+
+def _saved_calibration(results: CSVMResults):
+    """The fit's Venn-Abers calibration (computed now if needed), or None when the data are too few for one."""
+    try:
+        return results.calibration
+    except DataError:
+        return None
 
 
 # ---------------------------------------------------------------------- loading
@@ -249,7 +274,8 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
                 f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
             )
         arrays: dict[str, np.ndarray] = {}
-        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS} | {METADATA_MEMBER}
+        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
+        expected |= {METADATA_MEMBER}
         unknown = sorted(set(members) - expected)
         _require(not unknown, f"unexpected member(s) {unknown}")
         for name in set(members) - {METADATA_MEMBER}:
@@ -355,6 +381,27 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     return FormulaDesign(formula, response, spec, tuple(columns))
 
 
+def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
+    """The stored Venn-Abers predictor and its method, or (None, None) for a file without one."""
+    present = [n for n in CALIBRATION_ARRAYS if n in arrays]
+    if fields is None:
+        _require(not present, "calibration arrays without calibration metadata")
+        return None, None
+    _require(isinstance(fields, dict), "calibration must be an object or null")
+    _require(len(present) == len(CALIBRATION_ARRAYS), f"a calibration needs the arrays {list(CALIBRATION_ARRAYS)}")
+    method, n, n_pos, folds = (fields.get(k) for k in ("method", "n", "n_positive", "folds"))
+    _require(method in ("held-out", "cross-fitted"), "calibration.method must be 'held-out' or 'cross-fitted'")
+    counts = (n, n_pos, folds)
+    _require(all(isinstance(v, int) and not isinstance(v, bool) for v in counts), "calibration counts must be integers")
+    _require(0 <= n_pos <= n and n >= 1 and folds >= 0, "calibration counts are inconsistent")
+    scores, p0, p1 = (arrays[k] for k in CALIBRATION_ARRAYS)
+    k = scores.size
+    _require(scores.ndim == 1 and k >= 1 and bool(np.all(np.diff(scores) > 0)), "va_scores must increase strictly")
+    _require(p0.shape == (2 * k + 1,) and p1.shape == (2 * k + 1,), f"va_p0 and va_p1 must have {2 * k + 1} entries")
+    _require(bool(np.all((0 <= p0) & (p0 <= p1) & (p1 <= 1))), "va_p0 <= va_p1 must lie in [0, 1]")
+    return VennAbers(scores, p0, p1, n, n_pos), method
+
+
 @dataclass(frozen=True)
 class SavedModel:
     """A CSVM loaded from a model file: it predicts, and it carries the fit's report.
@@ -373,6 +420,8 @@ class SavedModel:
     formula: FormulaDesign | None
     report: dict[str, Any]
     library_version: str
+    calibration: VennAbers | None = None
+    calibration_method: str | None = None
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
         """New data as the model's design columns, index kept; missing columns are an error."""
@@ -413,6 +462,19 @@ class SavedModel:
         decision = self.decision_function(newdata)
         return self.coding.decode(decision.to_numpy(), index=decision.index)
 
+    def predict_proba(self, newdata: Any, *, interval: bool = False) -> pd.Series | pd.DataFrame:
+        """Venn-Abers P(positive | x) as the fit gave it (``interval=True``: columns p0, p1, p)."""
+        if self.calibration is None:
+            raise DataError(
+                "this model file holds no probability calibration (written before calibrations were saved, or "
+                "fitted on too few points for one); refit and save the model again to get probabilities."
+            )
+        decision = self.decision_function(newdata)
+        p0, p1 = self.calibration.interval(decision.to_numpy())
+        if interval:
+            return pd.DataFrame({"p0": p0, "p1": p1, "p": merge(p0, p1)}, index=decision.index)
+        return pd.Series(merge(p0, p1), index=decision.index, name=f"P({self.coding.positive!r})")
+
     @property
     def summary_text(self) -> str:
         """The summary of the fit, as printed when it was saved."""
@@ -443,6 +505,7 @@ def load_model(path: str | Path) -> SavedModel:
     _require(isinstance(intercept, (int, float)) and math.isfinite(intercept), "intercept must be a number")
     report = metadata.get("report")
     _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
+    calibration, method = _calibration(metadata.get("calibration"), arrays)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),
@@ -453,4 +516,6 @@ def load_model(path: str | Path) -> SavedModel:
         formula=_formula(metadata.get("formula"), columns),
         report=report,
         library_version=str(metadata.get("library_version")),
+        calibration=calibration,
+        calibration_method=method,
     )

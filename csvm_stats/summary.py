@@ -227,9 +227,24 @@ def _model_table(res: CSVMResults) -> pd.DataFrame:
             "Margin (bound)": model.bound,
             "alpha": f"{model.alpha:g}",
             "Intercept": intercept_rule,
-            "Probabilities": f"predict_proba fits a {res.probability_variant.upper()} bootstrap ensemble on request",
+            **_probability_rows(res),
         }
     )
+
+
+def _probability_rows(res: CSVMResults) -> dict[str, str]:
+    """Which method gives predict_proba, on how many points, and the class rule on the probability scale."""
+    from csvm_stats.fit_calibration import pending_description, planned_route
+
+    ensembles = f"{res.probability_variant.upper()} with predict_proba(method='{res.probability_variant}')"
+    if planned_route(res) == "cross-fitted" and "calibration" not in vars(res):
+        return {"Probabilities": pending_description(res), "EBB probabilities": ensembles}
+    calibration = res.calibration
+    return {
+        "Probabilities": calibration.describe(),
+        "Rule as probability": f"{res.model.coding.positive!r} when P >= {calibration.threshold:.3g}",
+        "EBB probabilities": ensembles,
+    }
 
 
 def _solver_table(res: CSVMResults, timing: bool) -> pd.DataFrame:
@@ -302,6 +317,8 @@ def build_summary(res: CSVMResults, *, timing: bool = True) -> Summary:
             f"cost on the other class: held-out {RATE_LABELS[cost['rate']]} {cost['correct_csvm_intercept']}/{cost['n']} "
             f"with the CSVM intercept, {cost['correct_guarantee_intercept']}/{cost['n']} with the guarantee intercept."
         )
+    if "calibration" in vars(res):  # computed for the model table (held-out) or on request (cross-fitted)
+        summary.add_note(res.calibration.rule_statement(repr(res.model.coding.positive)) + ".")
     for note in res.warnings:
         summary.add_note(note)
     return summary
