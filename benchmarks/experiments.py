@@ -200,7 +200,7 @@ def main() -> None:
         specs = variant_specs(name) if args.variants else reproduction_specs(name)
         result = nested_cv(
             X, y, list(specs.values()), protocol=args.protocol, grid=grid, outer_folds=args.outer_folds,
-            inner_folds=args.inner_folds, options=options, seed=args.seed, n_jobs=args.n_jobs,
+            inner_folds=args.inner_folds, big_m=100.0, options=options, seed=args.seed, n_jobs=args.n_jobs,
         )
         tags = {"SVM (accuracy)": "SVM (accuracy)", **{t: s.name for t, s in specs.items()}}
         comparisons.append(comparison(name, result, tags))

@@ -37,7 +37,7 @@ from joblib import Parallel, delayed
 from scipy.stats import binom
 
 from csvm_stats.bounds import CappedTargetWarning, clopper_pearson_lower
-from csvm_stats.certification import umbrella_intercept
+from csvm_stats.certification import linear_scores, umbrella_intercept
 from csvm_stats.model import CSVM
 from csvm_stats.simulation import GaussianClasses
 
@@ -74,8 +74,9 @@ def one_repetition(
     true_tpr = population.true_rates(w, b)["tpr"]
 
     holdout = res.split.holdout
-    scores = res.decision_function().to_numpy()[holdout] - res.intercept
-    umbrella = umbrella_intercept(scores, y[holdout], "tpr", p0, alpha)
+    phi = res.engine_fit.feature_map.transform(res.scaler.transform(X[holdout]))
+    scores, tolerance = linear_scores(phi, res.engine_fit.coef)
+    umbrella = umbrella_intercept(scores, y[holdout], "tpr", p0, alpha, tolerance=tolerance)
     w_g, b_g = res.scaler.to_original(res.engine_fit.coef, umbrella.intercept)
     guaranteed = population.true_rates(w_g, b_g)
     anchor_lower = clopper_pearson_lower(int(row["anchor_correct"]), int(row["anchor_n"]), alpha)

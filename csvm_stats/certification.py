@@ -25,9 +25,8 @@ which the optimisation never saw:
 
 from __future__ import annotations
 
-import math
-
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
@@ -77,13 +76,37 @@ def heldout_bound(correct: int, n: int, alpha: float, n_statements: int) -> Held
     )
 
 
+#: The ``method`` of a rate whose bound is the guarantee-mode target.
+ORDER_STATISTIC = "order statistic"
+
+#: Scores within this share of their own floating-point scale of the threshold count as tied with it.
+TIE_RTOL = 1e-9
+
+
+def linear_scores(phi: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""Scores :math:`s_i = w^\top\phi(x_i)` (no intercept) and the tie tolerance for them.
+
+    The tolerance is ``TIE_RTOL`` times :math:`\max_i \sum_k |w_k \phi_k(x_i)|`,
+    a bound on the size of the rounding error of any of the dot products (which
+    depends on how they are summed); two scores closer than it are treated as
+    equal, so a point equal to the threshold point is classified like it even
+    when its score is computed again, in another order.
+    """
+    scores = phi @ coef
+    scale = float(np.max(np.abs(phi) @ np.abs(coef))) if scores.size else 0.0
+    return scores, TIE_RTOL * scale
+
+
 @dataclass(frozen=True)
 class UmbrellaIntercept:
     """An intercept set on held-out scores by the order-statistic rule.
 
     ``rank`` r and ``n`` say that the threshold is the r-th smallest of the n
-    held-out class scores; the guarantee is
+    held-out class scores (for TNR, of the negated scores); the guarantee is
     ``P(true rate >= target) >= 1 - alpha`` with ``P(Bin(n, 1 - target) < r) <= alpha``.
+    ``threshold`` is that score and ``tolerance`` the tie tolerance: every
+    class score within ``tolerance`` of the threshold or beyond it is classified
+    correct, so at least ``guaranteed_correct = n - r + 1`` held-out points are.
     """
 
     rate: str
@@ -92,25 +115,25 @@ class UmbrellaIntercept:
     n: int
     rank: int
     intercept: float
+    threshold: float
+    tolerance: float
+
+    @property
+    def guaranteed_correct(self) -> int:
+        """Held-out points of the class classified correct by construction: n - r + 1."""
+        return self.n - self.rank + 1
 
 
-def umbrella_intercept(scores: np.ndarray, y: np.ndarray, rate: str, target: float, alpha: float) -> UmbrellaIntercept:
-    """Intercept b making ``P(rate of sign(scores + b) >= target) >= 1 - alpha``.
+def guarantee_rank(n: int, rate: str, target: float, alpha: float) -> int:
+    """The order-statistic rank r for n held-out points of the class, or a :class:`DataError`.
 
-    ``scores`` are the held-out values of :math:`w'\\phi(x)` (no intercept).
-    TPR: with :math:`s_{(r)}` the r-th smallest positive score, ``b = -s_(r)``
-    classifies positive every score :math:`\\ge s_{(r)}`. TNR: with
-    :math:`u = -s` on the negatives and :math:`u_{(r)}` its r-th smallest, b is
-    the largest float below :math:`u_{(r)}`, so every :math:`u \\ge u_{(r)}` is
-    classified negative. Counting ties at the threshold as correct keeps the
-    guarantee valid for discrete scores as well.
+    Called before solving, so that a held-out sample too small for guarantee
+    mode is reported at once, not after the optimisation.
     """
     if rate not in _RATE_CLASS:
         raise DataError(
             f"guarantee mode sets one intercept for one class, so it applies to 'tpr' or 'tnr', not {rate!r}."
         )
-    mask = rate_points(y, rate)
-    n = int(mask.sum())
     rank = order_statistic_rank(n, target, alpha)
     if rank is None:
         needed = binomial_min_n(target, alpha)
@@ -119,15 +142,74 @@ def umbrella_intercept(scores: np.ndarray, y: np.ndarray, rate: str, target: flo
             f"{needed} held-out {RATE_UNITS[rate]}, but the held-out sample has {n}. Enlarge the held-out "
             "share (fractions=) or the data."
         )
-    class_scores = scores[mask] if rate == "tpr" else -scores[mask]
-    threshold = float(np.sort(class_scores)[rank - 1])
-    intercept = -threshold if rate == "tpr" else float(np.nextafter(threshold, -np.inf))
-    return UmbrellaIntercept(rate, target, alpha, n, rank, intercept)
+    return rank
+
+
+def umbrella_intercept(
+    scores: np.ndarray, y: np.ndarray, rate: str, target: float, alpha: float, *, tolerance: float = 0.0
+) -> UmbrellaIntercept:
+    r"""Intercept b making ``P(rate of sign(scores + b) >= target) >= 1 - alpha``.
+
+    ``scores`` are the held-out values of :math:`w^\top\phi(x)` computed
+    directly (never as a decision value minus an intercept, which can move a
+    score by a rounding error), ``tolerance`` their tie tolerance
+    (:func:`linear_scores`). TPR: with :math:`t = s_{(r)}` the r-th smallest
+    positive score, the rule classifies positive exactly the scores
+    :math:`s \ge t - \text{tolerance}`: ``b = -(t - tolerance)``, and
+    ``s + b >= 0`` holds exactly when ``s >= t - tolerance`` because a
+    floating-point sum is zero only for equal magnitudes. TNR: with
+    :math:`t = -u_{(r)}`, :math:`u = -s` on the negatives, the rule classifies
+    negative exactly the scores :math:`s \le t + \text{tolerance}`: ``-b`` is
+    the next float above ``t + tolerance``. Points tied with the threshold are
+    thus counted as correct, which keeps the guarantee valid for discrete
+    scores (ties only raise the guaranteed rate).
+    """
+    mask = rate_points(y, rate) if rate in _RATE_CLASS else np.zeros(y.shape, dtype=bool)
+    n = int(mask.sum())
+    rank = guarantee_rank(n, rate, target, alpha)
+    if rate == "tpr":
+        threshold = float(np.sort(scores[mask])[rank - 1])
+        intercept = -(threshold - tolerance)
+    else:
+        threshold = -float(np.sort(-scores[mask])[rank - 1])
+        intercept = -float(np.nextafter(threshold + tolerance, np.inf))
+    return UmbrellaIntercept(rate, target, alpha, n, rank, intercept, threshold, float(tolerance))
+
+
+def round_down(value: float, digits: int) -> str:
+    """``value`` rounded DOWN to ``digits`` decimals in exact decimal arithmetic (a lower bound never rises).
+
+    The binary value itself is rounded, so a bound stored as 0.9499999... prints as 0.94.
+    """
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR))
+
+
+def round_up(value: float, digits: int) -> str:
+    """``value`` rounded UP to ``digits`` decimals in exact decimal arithmetic (an upper bound never falls)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_CEILING))
 
 
 def floor2(value: float) -> str:
     """``value`` rounded DOWN to two decimals: a lower bound printed as 0.95 must not be 0.948."""
-    return f"{math.floor(value * 100 + 1e-9) / 100:.2f}"
+    return round_down(value, 2)
+
+
+#: Confidence levels are printed with all their decimals up to this many (in percent), else rounded down.
+LEVEL_DIGITS = 4
+
+
+def level_percent(alpha: float, statements: int = 1) -> str:
+    """The confidence level ``1 - alpha / statements`` in percent, with the decimals it has.
+
+    ``alpha`` is read as the decimal it was written as (its shortest repr), so
+    alpha = 0.025 gives "97.5%", 0.001 "99.9%", 0.05 / 3 "98.3333%" (rounded
+    down after four decimals, never up).
+    """
+    level = (1 - Decimal(repr(float(alpha))) / statements) * 100
+    if level.as_tuple().exponent < -LEVEL_DIGITS:  # type: ignore[operator]
+        level = level.quantize(Decimal(1).scaleb(-LEVEL_DIGITS), rounding=ROUND_FLOOR)
+    text = format(level.normalize(), "f")
+    return f"{text}%"
 
 
 def ordinal(k: int) -> str:
@@ -136,22 +218,25 @@ def ordinal(k: int) -> str:
     return f"{k}{suffix}"
 
 
-def statement(rate: str, lower: float, correct: int, n: int, alpha: float, *, joint_of: int = 1) -> str:
+def statement(rate: str, lower: float, correct: int, n: int, alpha: float) -> str:
     """One plain sentence for a Clopper-Pearson held-out bound (the bound is rounded down)."""
-    level = 1 - alpha
-    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {1 - alpha / joint_of:.4g}, Bonferroni over {joint_of} statements"
     return (
-        f"With {level:.0%} confidence the {RATE_LABELS[rate]} of this classifier is at least {floor2(lower)} "
-        f"(held-out: {correct} of {n} {RATE_UNITS[rate]} correct; {how})."
+        f"With {level_percent(alpha)} confidence the {RATE_LABELS[rate]} of this classifier is at least "
+        f"{floor2(lower)} (held-out: {correct} of {n} {RATE_UNITS[rate]} correct; exact binomial bound)."
     )
 
 
-def guarantee_statement(g: UmbrellaIntercept) -> str:
-    """The sentence for an intercept set by the order-statistic rule."""
+def guarantee_statement(g: UmbrellaIntercept, correct: int) -> str:
+    """The sentence for an intercept set by the order-statistic rule; ``correct`` the held-out count.
+
+    The target is printed as given (its shortest repr): the guarantee is about
+    that value itself, not a bound computed from data.
+    """
     return (
-        f"With {1 - g.alpha:.0%} confidence the {RATE_LABELS[g.rate]} of this classifier is at least "
-        f"{floor2(g.target)} (intercept set on {g.n} held-out {RATE_UNITS[g.rate]}: threshold at the "
-        f"{ordinal(g.rank)} smallest score; order-statistic rule, Tong, Feng and Li 2018)."
+        f"With {level_percent(g.alpha)} confidence the {RATE_LABELS[g.rate]} of this classifier is at least "
+        f"{float(g.target)!r} (intercept set on {g.n} held-out {RATE_UNITS[g.rate]}: threshold at the "
+        f"{ordinal(g.rank)} smallest score, ties counted as correct; {correct} of {g.n} classified correct, "
+        f"at least {g.guaranteed_correct} by construction; order-statistic rule, Tong, Feng and Li 2018)."
     )
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 from csvm_stats import __version__
 from csvm_stats.exceptions import (
     DataError,
+    FormulaError,
     InfeasibleConstraintsError,
     NoSolutionError,
     SolverError,
@@ -63,29 +64,11 @@ class FileProblem(Exception):
     """A file that cannot be read or written (exit code 3)."""
 
 
-class FormulaProblem(Exception):
-    """A formula that does not parse or names absent columns (exit code 4)."""
-
-
-
-
 def check_formula(formula: str, data: pd.DataFrame) -> None:
-    """Parse ``formula`` against the data's columns; raise :class:`FormulaProblem` if it cannot be used."""
-    from formulaic import Formula
-    from formulaic.errors import FormulaicError
+    """Parse ``formula`` against the data's columns with our grammar (never evaluated); raise :class:`FormulaError`."""
+    from csvm_stats.formula_grammar import parse_formula
 
-    from csvm_stats.formula import plain_message
-
-    columns = [str(c) for c in data.columns]
-    if not isinstance(formula, str) or formula.count("~") != 1:
-        raise FormulaProblem(f"the formula must have the form 'response ~ terms', got {formula!r}.")
-    try:
-        parsed = Formula.from_spec(formula, context={"__formulaic_variables_available__": columns})
-    except FormulaicError as error:
-        raise FormulaProblem(f"cannot parse {formula!r}: {plain_message(error)}") from None
-    missing = sorted(set(parsed.required_variables) - set(columns))
-    if missing:
-        raise FormulaProblem(f"the formula {formula!r} names {missing}, which are not columns of the data {columns[:12]}.")
+    parse_formula(formula, [str(c) for c in data.columns])
 
 
 # ---------------------------------------------------------------------- files
@@ -352,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except FileProblem as error:
         message, code = f"file error: {error}", EXIT_FILE
-    except FormulaProblem as error:
+    except FormulaError as error:
         message, code = f"formula error: {error}", EXIT_FORMULA
     except InfeasibleConstraintsError as error:
         message, code = f"infeasible constraints: {error}", EXIT_INFEASIBLE

@@ -178,17 +178,21 @@ def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:
     return f  # type: ignore[return-value]
 
 
-def split_samples(y: np.ndarray, fractions: Sequence[float], random_state: int | None) -> SampleSplit:
+def split_samples(
+    y: np.ndarray, fractions: Sequence[float], random_state: int | None, classes: Sequence[Any] = (1.0, -1.0)
+) -> SampleSplit:
     """Stratified random split of the rows into training, anchor and held-out samples.
 
-    Within each class the rows are permuted by ``numpy.random.default_rng(random_state)``
-    and cut into parts of sizes proportional to ``fractions`` (largest-remainder
-    rounding), so each sample has (almost) the class balance of the data.
+    Within each class (taken in the order of ``classes``: +1 then -1 for the
+    binary coding, class positions for several classes) the rows are permuted
+    by ``numpy.random.default_rng(random_state)`` and cut into parts of sizes
+    proportional to ``fractions`` (largest-remainder rounding), so each sample
+    has (almost) the class balance of the data.
     """
     f = check_fractions(fractions)
     rng = np.random.default_rng(random_state)
     parts: list[list[np.ndarray]] = [[], [], []]
-    for label in (1.0, -1.0):
+    for label in classes:
         rows = rng.permutation(np.flatnonzero(y == label))
         cuts = np.cumsum(_stratum_counts(rows.size, f))[:-1]
         for k, piece in enumerate(np.split(rows, cuts)):

@@ -21,22 +21,29 @@ constraint this is scikit-learn's ``SVC`` with ``C/2``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
-from csvm_stats.problem import RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, rate_requirements
+from csvm_stats.problem import (
+    RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, constrained_anchor_points, rate_requirements,
+)
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
 
-DEFAULT_BIG_M = 100.0
+DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.problem)
 
 
 @dataclass(frozen=True)
 class CSVMFit:
-    """A solved CSVM: ``f(x) = coef' phi(x) + intercept``, positive class when ``f >= 0``."""
+    """A solved CSVM: ``f(x) = coef' phi(x) + intercept``, positive class when ``f >= 0``.
+
+    ``z`` has one entry per anchor point; ``constrained_anchor`` lists the
+    anchor points that some rate counts (the only ones in the MIQP) and
+    ``big_m`` their constants ``M_j``.
+    """
 
     coef: np.ndarray
     intercept: float
@@ -47,6 +54,7 @@ class CSVMFit:
     C: float
     min_counts: Mapping[str, int]
     big_m: np.ndarray = field(repr=False)
+    constrained_anchor: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int), repr=False)
     warm_start_objective: float | None = None
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
@@ -134,7 +142,9 @@ def fit_csvm(
     points of the positive class, the negative class or all that must satisfy
     their margin constraint (see :func:`csvm_stats.bounds.adjust_target`).
     ``big_m=None`` solves the exact model (proven per-point constants or
-    indicator constraints). ``sample_weight`` gives training multiplicities.
+    indicator constraints), the default; a number M is the paper's big-M model,
+    exact only when M is at least every proven bound (``fit.record.exact``).
+    ``sample_weight`` gives training multiplicities.
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
@@ -169,19 +179,24 @@ def fit_csvm(
         start = shifted_intercept_start(
             phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
         )
+    # Anchor points that no rate counts carry no constraint in the exact model
+    # (z_j = 0 switches theirs off): they leave the MIQP.
+    kept = constrained_anchor_points(requirements, y_j.size)
+    phi_k, y_k = phi_j[kept], y_j[kept]
     x0 = upper = svm_ref = None
     if start is not None:
-        x0 = np.r_[start.w, start.b, start.xi, start.z]
+        x0 = np.r_[start.w, start.b, start.xi, start.z[kept]]
         upper = start.objective
         svm_ref = svm_reference(phi_i, y_i, C, weight, gram)
     build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
-    problem: CSVMProblem = build_primal(phi_i, y_i, phi_j, y_j, start=x0, **build)
+    problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
     if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
-        # the user's M is smaller than the warm start needs: the start is not feasible for this model
-        problem = build_primal(phi_i, y_i, phi_j, y_j, **build)
+        # the user's M is smaller than the warm start needs: the start is not feasible for this
+        # model, and its objective is no upper bound on the model's optimum (no tightening from it)
+        problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
     solution = solve(problem.miqp, solver, options)
-    record = solution.record
+    record = replace(solution.record, exact=problem.exact)
     if record.status is Status.INFEASIBLE:
         hint = (
             "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
@@ -205,7 +220,9 @@ def fit_csvm(
     if kern.is_linear and fmap.reference is not None:  # back from the factorised map to the columns
         coef = fmap.reference.T @ fmap.expansion_coefficients(coef)
         fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
-    z = np.round(x[blocks["z"]])
+    # z: the model's indicators; an anchor point outside the model counts as 1 where it meets its margin
+    z = (y_j * (phi_j @ x[blocks["w"]] + b) >= 1.0 - 1e-9).astype(float)
+    z[kept] = np.round(x[blocks["z"]])
     return CSVMFit(
         coef=coef,
         intercept=b,
@@ -216,5 +233,6 @@ def fit_csvm(
         C=float(C),
         min_counts=counts,
         big_m=problem.big_m,
+        constrained_anchor=kept,
         warm_start_objective=None if start is None else start.objective,
     )

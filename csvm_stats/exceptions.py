@@ -34,3 +34,7 @@ class SolverError(CSVMError):
 
 class LicenseLimitError(SolverError):
     """The Gurobi licence cannot take a model of this size."""
+
+
+class FormulaError(DataError):
+    """A formula that is not in the grammar of :mod:`csvm_stats.formula_grammar` or names absent columns."""

@@ -54,6 +54,8 @@ MIN_PER_CLASS = 5
 MIN_CALIBRATION = 10
 DEFAULT_FOLDS = 5
 METHODS: tuple[str, ...] = ("held-out", "cross-fitted")
+#: The summary's line for a cross-fitted calibration not computed yet (it refits the CSVM).
+PENDING_DESCRIPTION = f"Venn-Abers, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,6 @@ def holdout_is_enough(y_holdout: np.ndarray) -> bool:
 def planned_route(results: CSVMResults) -> str:
     """``"held-out"`` or ``"cross-fitted"``: the route :func:`calibrate` takes, without computing it."""
     return "held-out" if holdout_is_enough(results.model.y[results.split.holdout]) else "cross-fitted"
-
-
-def pending_description(results: CSVMResults) -> str:
-    """The summary's line for a cross-fitted calibration not computed yet (it refits the CSVM)."""
-    return f"Venn-Abers, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
 
 
 def check_calibration_sample(y: np.ndarray, what: str) -> None:

@@ -1,7 +1,13 @@
 """Formula + data frame -> response, design matrix and the spec that rebuilds it.
 
-The formula is materialised by formulaic, which expands ``y ~ .`` and
-``y ~ . - id`` against the data frame's columns (patsy cannot). Factors are
+By default (``safe=True``) the formula text is parsed by our own grammar
+(:mod:`csvm_stats.formula_grammar`), which expands ``y ~ .`` and ``y ~ . - id``
+against the data frame's columns and checks every name; formulaic then
+materialises a formula rebuilt from that structure alone (quoted column
+look-ups, ``C(column)``), so no text from outside is ever evaluated. With
+``safe=False`` the text goes to formulaic as it is and is **code**: formulaic,
+like patsy in statsmodels, evaluates Python in terms (``np.log(x)``,
+``{x ** 2}``, any function call), so only pass formulas you wrote. Factors are
 coded as treatment contrasts against the first level, exactly as a model with
 an intercept would code them; the intercept column itself is then removed,
 because the CSVM has its own intercept b.
@@ -22,39 +28,57 @@ import pandas as pd
 from formulaic import model_matrix
 from formulaic.errors import DataMismatchWarning, FactorEvaluationError, FormulaicError
 from formulaic.model_spec import ModelSpec
+from formulaic.parser.types import Factor
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, FormulaError
+from csvm_stats.formula_grammar import ParsedFormula, parse_formula, response_of
 
 _INTERCEPT = "Intercept"
-_NAME = re.compile(r"^\s*(?:`(?P<quoted>[^`]+)`|(?P<plain>[A-Za-z_.][A-Za-z0-9_.]*))\s*$")
 
 
 @dataclass(frozen=True)
 class FormulaDesign:
-    """What is needed to turn new data into the fitted model's design matrix."""
+    """What is needed to turn new data into the fitted model's design matrix.
+
+    ``inputs`` are the data columns the design reads (known for formulas
+    parsed by our grammar and for loaded model files); new data lacking one
+    is an error before formulaic sees them.
+    """
 
     formula: str
     response: str
     spec: ModelSpec
     columns: tuple[str, ...]
+    inputs: tuple[str, ...] | None = None
 
     def transform(self, data: pd.DataFrame) -> pd.DataFrame:
         """Design matrix of ``data`` (the response column is not needed), keeping its index."""
+        if not isinstance(data, pd.DataFrame):
+            raise DataError(
+                f"newdata must be a pandas DataFrame for a model fitted from a formula, got {type(data).__name__}."
+            )
+        if self.inputs is not None:
+            check_columns(data, "newdata")
+            missing = [c for c in self.inputs if c not in set(map(str, data.columns))]
+            if missing:
+                raise DataError(
+                    f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
+                    f"(newdata has {list(map(str, data.columns))[:12]})."
+                )
         return _materialise(self.spec, data)
 
 
 def response_name(formula: str) -> str:
     """The response column of ``formula``: a single column name left of ``~``."""
-    if not isinstance(formula, str) or formula.count("~") != 1:
-        raise DataError(f"The formula must have the form 'response ~ terms', got {formula!r}.")
-    lhs = formula.split("~", 1)[0]
-    match = _NAME.match(lhs)
-    if match is None:
-        raise DataError(
-            f"The left-hand side of {formula!r} must be one column name (use backticks for unusual names); "
-            "recode the response in the data frame instead of in the formula."
-        )
-    return match.group("quoted") or match.group("plain")
+    return response_of(formula)
+
+
+def check_columns(data: pd.DataFrame, what: str = "data") -> None:
+    """Refuse a data frame whose column names repeat (formulaic and the design would pick one silently)."""
+    names = pd.Index([str(c) for c in data.columns])
+    repeated = sorted(set(names[names.duplicated()]))
+    if repeated:
+        raise DataError(f"{what} has duplicated column name(s) {repeated}; give every column its own name.")
 
 
 _DECORATION = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")  # formulaic's colour codes and markers
@@ -84,8 +108,6 @@ def _translate(error: Exception, data: pd.DataFrame) -> DataError:
 
 
 def _materialise(spec: ModelSpec, data: pd.DataFrame) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        raise DataError(f"newdata must be a pandas DataFrame for a model fitted from a formula, got {type(data).__name__}.")
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataMismatchWarning)
         try:
@@ -107,24 +129,61 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     return frame
 
 
-def build_design(formula: str, data: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame, FormulaDesign]:
-    """Response, design matrix (no intercept column, data's index) and the spec for new data."""
-    if not isinstance(data, pd.DataFrame):
-        raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}.")
+def _check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
+    """Every factor formulaic built is one of ours: a column look-up, the intercept or our ``C(column)``."""
+    columns, generated = set(parsed.columns), parsed.generated_expressions()
+    for term in spec.formula:
+        for factor in term.factors:
+            ours = (
+                (factor.eval_method is Factor.EvalMethod.LOOKUP and factor.expr in columns)
+                or (factor.eval_method is Factor.EvalMethod.LITERAL and factor.expr in ("0", "1"))
+                or (factor.eval_method is Factor.EvalMethod.PYTHON and factor.expr in generated)
+            )
+            if not ours:
+                raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
+
+
+def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, tuple[str, ...]]:
+    parsed = parse_formula(formula, list(data.columns))
+    try:
+        rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
+    except (FormulaicError, ValueError) as error:
+        raise _translate(error, data) from None
+    _check_structure(rhs.model_spec, parsed)
+    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed.columns
+
+
+def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, None]:
     name = response_name(formula)
     if name not in data.columns:
         raise DataError(
             f"The formula's response {name!r} is not a column of the data (columns: {list(map(str, data.columns))[:12]})."
         )
     try:
-        matrices = model_matrix(formula, data, na_action="raise")
+        rhs = model_matrix(formula, data, na_action="raise").rhs
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
-    rhs = matrices.rhs
-    spec = rhs.model_spec
-    X = _without_intercept(pd.DataFrame(rhs), data.index)
+    return name, pd.DataFrame(rhs), rhs.model_spec, None
+
+
+def build_design(
+    formula: str, data: pd.DataFrame, *, safe: bool = True
+) -> tuple[pd.Series, pd.DataFrame, FormulaDesign]:
+    """Response, design matrix (no intercept column, data's index) and the spec for new data.
+
+    ``safe=True`` parses ``formula`` with :func:`~csvm_stats.formula_grammar.parse_formula`
+    (data, never code); ``safe=False`` hands the text to formulaic, which
+    evaluates Python in it.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}.")
+    check_columns(data)
+    if data.shape[0] == 0:
+        raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
+    name, matrix, spec, inputs = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
+    X = _without_intercept(matrix, data.index)
     if X.shape[1] == 0:
-        raise DataError(f"The formula {formula!r} leaves no predictor columns.")
+        raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
     if not np.isfinite(X.to_numpy()).all():
         raise DataError("The design matrix has infinite values; check the predictor columns.")
-    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns))
+    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs)

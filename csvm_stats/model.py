@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
-from csvm_stats.certification import RATE_LABELS, RATE_UNITS, rate_points, umbrella_intercept
+from csvm_stats.certification import (
+    RATE_LABELS,
+    RATE_UNITS,
+    guarantee_rank,
+    linear_scores,
+    rate_points,
+    umbrella_intercept,
+)
 from csvm_stats.design import (
     DEFAULT_FRACTIONS,
     LabelCoding,
@@ -38,7 +46,9 @@ from csvm_stats.design import (
     explicit_split,
     split_samples,
 )
+from csvm_stats.engine import fit_csvm
 from csvm_stats.exceptions import DataError
+from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
 from csvm_stats.solvers.base import SolverOptions
@@ -83,13 +93,31 @@ class CSVM:
         ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
     kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
         the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
+        ``big_m=None`` (default) solves the exact CSVM with proven per-point
+        big-M constants; a number M is the paper's big-M model.
     positive : the label of the positive class; default the second level.
     standardize : centre and scale the columns with statistics of the
         training and anchor samples (the held-out sample is never used).
     fractions : (train, anchor, held-out) shares; held-out may be 0.
     samples : explicit row positions ``{"train": ..., "anchor": ...,
         "holdout": ...}`` instead of a random split.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (:mod:`csvm_stats.sparse`, linear kernel only): ``penalty="l1"`` solves
+        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
+        with at most s non-zero coefficients, its MIQP restricted to the
+        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse`).
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
     """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -107,11 +135,15 @@ class CSVM:
         degree: int = 3,
         coef0: float = 1.0,
         rank: int | None = None,
-        big_m: float | None = 100.0,
+        big_m: float | None = None,
         positive: Any = None,
         standardize: bool = True,
         fractions: Sequence[float] = DEFAULT_FRACTIONS,
         samples: Mapping[str, Sequence[int]] | None = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
+        recall_min: None = None,
     ) -> None:
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
@@ -139,15 +171,46 @@ class CSVM:
         self.fractions = check_fractions(fractions)
         self.samples = None if samples is None else explicit_split(samples, n)
         self.formula: FormulaDesign | None = None
+        self._set_sparsity(penalty, max_features, screen)
+
+    def _set_sparsity(self, penalty: str, max_features: int | None, screen: int | None) -> None:
+        from csvm_stats.sparse import check_sparsity
+
+        check_sparsity(penalty, max_features, self.exog.shape[1])
+        self.penalty, self.max_features, self.screen = penalty, max_features, screen
+        if self.sparse and self.kernel != "linear":
+            raise DataError("penalty='l1' and max_features select columns, so they need kernel='linear'.")
+        if screen is not None and (max_features is None or isinstance(screen, bool) or int(screen) != screen
+                                   or not max_features <= screen):
+            raise DataError("screen (the columns the cardinality route keeps) needs max_features and an integer >= it.")
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the fit selects features (``penalty="l1"`` or ``max_features``)."""
+        return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, **kwargs: Any) -> CSVM:
+    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
         """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
         so that ``results.predict(newdata)`` codes new data the same way.
+
+        ``safe=True`` (the default) treats the formula as data: it is parsed
+        by our own grammar (:mod:`csvm_stats.formula_grammar`: column names,
+        backquoted names, ``.``, ``+``, ``-``, ``:``, ``*``, ``**``, ``C(column)``,
+        ``0``/``1``) and nothing in it is ever evaluated; anything else is a
+        :class:`~csvm_stats.exceptions.FormulaError`. ``safe=False`` hands the
+        text to formulaic, and then **the formula is code**: as in
+        statsmodels/patsy, formulaic evaluates Python in terms (``np.log(x)``,
+        ``{x ** 2}``, any call), so a formula string from an untrusted source
+        can run arbitrary commands. Use ``safe=False`` only for formulas you
+        wrote yourself; the command line, model files and the R package never
+        use it. Safe is the default because a formula is often assembled from
+        configuration or user input, and the cost of the default is small (compute
+        transformed columns in the data frame); the unsafe mode is an explicit opt-in.
         """
-        endog, exog, design = build_design(formula, data)
+        endog, exog, design = build_design(formula, data, safe=safe)
         model = cls(endog, exog, **kwargs)
         model.formula = design
         return model
@@ -219,17 +282,23 @@ class CSVM:
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
-        ``random_state`` seeds the split and the solver. ``guarantee=True``
+        ``random_state`` seeds the split and the solver; when it is ``None`` a
+        seed is drawn and kept in ``results.random_state`` (and printed in the
+        summary), so the fit can be repeated. ``guarantee=True``
         (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
         """
-        from csvm_stats.engine import fit_csvm
-
         guaranteed = self._guaranteed_rate(guarantee)
-        split = self._split(random_state)
-        if guaranteed is not None and split.holdout.size == 0:
-            raise DataError("guarantee mode sets the intercept on the held-out sample, which is empty; give it a share.")
+        seed = resolve_seed(random_state)
+        split = self._split(seed)
+        if guaranteed is not None:
+            if split.holdout.size == 0:
+                raise DataError(
+                    "guarantee mode sets the intercept on the held-out sample, which is empty; give it a share."
+                )
+            n_class = int(rate_points(self.y[split.holdout], guaranteed).sum())
+            guarantee_rank(n_class, guaranteed, self.targets[guaranteed], self.alpha)  # before solving
         X = self.exog.to_numpy()
         y = self.y
         fit_rows = np.concatenate([split.train, split.anchor])
@@ -245,19 +314,24 @@ class CSVM:
             mip_gap=mip_gap,
             threads=threads,
             verbose=verbose,
-            seed=0 if random_state is None else int(random_state),
+            seed=seed,
         )
-        engine_fit = fit_csvm(
+        if self.sparse:
+            from csvm_stats.sparse import fit_sparse_csvm
+
+            fit_function: Callable[..., Any] = partial(
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen
+            )
+        else:
+            fit_function = partial(
+                fit_csvm, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank
+            )
+        engine_fit = fit_function(
             Xs[split.train],
             y[split.train],
             Xs[split.anchor],
             y_anchor,
             C=self.C,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            rank=self.rank,
             min_counts={rate: t.count for rate, t in adjusted.items()},
             big_m=self.big_m,
             solver=solver,
@@ -266,12 +340,22 @@ class CSVM:
         )
         umbrella = None
         if guaranteed is not None:
-            scores = engine_fit.decision_function(Xs[split.holdout]) - engine_fit.intercept
-            umbrella = umbrella_intercept(scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha)
-        return CSVMResults(self, split, scaler, engine_fit, adjusted, umbrella)
+            scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
+            umbrella = umbrella_intercept(
+                scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
+            )
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
+        if self.sparse:
+            from csvm_stats.sparse_results import SparseCSVMResults
+
+            return SparseCSVMResults(state)
+        return CSVMResults(state)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"
         source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
-        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r})"
+        sparsity = "" if not self.sparse else (
+            f", max_features={self.max_features}" if self.max_features is not None else f", penalty={self.penalty!r}"
+        )
+        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r}{sparsity})"
 

@@ -34,7 +34,8 @@ A ZIP archive with exactly these members:
     ``report``: ``summary_text`` (str), ``statements`` ({rate: str}),
     ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
-    ``samples`` ({"train"|"anchor"|"holdout": int}).
+    ``samples`` ({"train"|"anchor"|"holdout": int}), ``random_state`` (int,
+    the seed of the fit, drawn when none was given; absent in older files).
 
     ``calibration`` (optional; absent in files written before it existed):
     null, or ``{"method": "held-out"|"cross-fitted", "n": int,
@@ -52,6 +53,16 @@ The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
 :math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
 :math:`\phi(x) = K(x, \text{reference})\,\text{projection}` (the identity for
 the linear kernel); the positive class is predicted where :math:`f(x) \ge 0`.
+Reading is defensive: any failure while reading (a damaged archive, bad
+compressed data, a wrong CRC, a truncated file) is a :class:`ModelFileError`;
+duplicate member names, a total uncompressed size above
+:data:`MAX_TOTAL_BYTES`, a member above :data:`MAX_MEMBER_BYTES` and an
+``.npy`` header whose shape x itemsize disagrees with the member's size or
+exceeds the cap are refused before any data are read; ``model.json`` may nest
+at most :data:`MAX_JSON_DEPTH` deep, its integers have at most
+:data:`MAX_INT_DIGITS` digits, its object keys must be unique, NaN and
+infinities are refused, and a boolean is never accepted where a number is.
+
 A model fitted with a callable kernel or a formula with Python expressions
 (``np.log(x)``, ``C(x)``, ...) cannot be saved in this format; compute such
 columns in the data frame before fitting.
@@ -89,8 +100,15 @@ ARRAY_PREFIX = "arrays/"
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
 CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
-#: Largest uncompressed member accepted (guards against ZIP bombs).
-MAX_MEMBER_BYTES = 2**31
+#: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
+#: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
+MAX_MEMBER_BYTES = 2**30
+MAX_TOTAL_BYTES = 2**31
+MAX_JSON_BYTES = 2**26
+MAX_ARRAY_DIMS = 2
+#: Deepest JSON nesting and longest JSON integer accepted in ``model.json``.
+MAX_JSON_DEPTH = 32
+MAX_INT_DIGITS = 20
 _LABEL_DTYPES = ("int", "float", "bool", "str", "category")
 
 
@@ -138,6 +156,7 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         },
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
+        "random_state": int(results.random_state),
     }
 
 
@@ -248,7 +267,98 @@ def _require(condition: bool, message: str) -> None:
         raise ModelFileError(f"not a valid csvm-stats model file: {message}")
 
 
+def _is_number(value: Any) -> bool:
+    """A finite JSON number; ``True``/``False`` are not numbers here."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _json_int(text: str) -> int:
+    _require(len(text.lstrip("-")) <= MAX_INT_DIGITS, f"{METADATA_MEMBER} has an integer of {len(text)} digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    _require(math.isfinite(value), f"{METADATA_MEMBER} has the non-finite number {text[:30]}")
+    return value
+
+
+def _json_constant(text: str) -> Any:
+    raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} has {text}, which JSON does not allow")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    _require(not repeated, f"{METADATA_MEMBER} repeats the key(s) {repeated[:5]}")
+    return dict(pairs)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
+    depth = deepest = 0
+    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if match.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _parse_metadata(raw: bytes) -> dict[str, Any]:
+    text = raw.decode("utf-8")
+    depth = _json_depth(text)
+    _require(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})")
+    metadata = json.loads(
+        text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant, object_pairs_hook=_json_object
+    )
+    _require(isinstance(metadata, dict), f"{METADATA_MEMBER} must hold a JSON object")
+    return metadata
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The member's bytes, never more than its declared size (a lying header is refused, not followed)."""
+    with archive.open(info) as stream:
+        data = stream.read(info.file_size + 1)
+    _require(len(data) == info.file_size, f"member {info.filename!r} does not have its declared size")
+    return data
+
+
+def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """A float64 ``.npy`` member, its header checked against the member's size before the data are read."""
+    from numpy.lib import format as npy
+
+    name = info.filename
+    with archive.open(info) as stream:
+        version = npy.read_magic(stream)
+        _require(version in ((1, 0), (2, 0)), f"{name} has .npy version {version}")
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(stream, max_header_size=10_000)
+        _require(dtype == np.float64, f"{name} must be float64, got {dtype}")
+        _require(len(shape) <= MAX_ARRAY_DIMS, f"{name} has {len(shape)} dimensions")
+        count = math.prod(shape)
+        nbytes = count * dtype.itemsize
+        _require(nbytes <= MAX_MEMBER_BYTES, f"{name} declares shape {shape}, {nbytes} bytes (at most {MAX_MEMBER_BYTES})")
+        _require(
+            nbytes == info.file_size - stream.tell(),
+            f"{name} declares shape {shape}, which does not match its size of {info.file_size} bytes",
+        )
+        data = stream.read(nbytes + 1)
+    _require(len(data) == nbytes, f"{name} is shorter than its header says")
+    array = np.frombuffer(data, dtype=np.float64, count=count).reshape(shape, order="F" if fortran else "C").copy()
+    _require(bool(np.all(np.isfinite(array))), f"{name} has non-finite values")
+    return array
+
+
 def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    if path.is_dir():
+        raise ModelFileError(f"{str(path)!r} is a directory, not a model file.")
     if not path.is_file():
         raise ModelFileError(f"model file {str(path)!r} does not exist.")
     if not zipfile.is_zipfile(path):
@@ -257,36 +367,46 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             "models are written by save_model or `csvm-stats fit --save`."
         )
     with zipfile.ZipFile(path) as archive:
-        members = {info.filename: info for info in archive.infolist()}
+        infos = archive.infolist()
+        names = [info.filename for info in infos]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        _require(not repeated, f"member(s) {repeated} appear more than once")
+        members = {info.filename: info for info in infos}
         _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
-        for info in members.values():
-            _require(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large")
-        try:
-            metadata = json.loads(archive.read(METADATA_MEMBER).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} is not JSON ({error})") from None
-        _require(isinstance(metadata, dict), f"{METADATA_MEMBER} must hold a JSON object")
-        _require(metadata.get("format") == FORMAT_NAME, f"format is {metadata.get('format')!r}, not {FORMAT_NAME!r}")
-        version = metadata.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ModelFileError(
-                f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
-                f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
-            )
-        arrays: dict[str, np.ndarray] = {}
         expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
         expected |= {METADATA_MEMBER}
         unknown = sorted(set(members) - expected)
         _require(not unknown, f"unexpected member(s) {unknown}")
-        for name in set(members) - {METADATA_MEMBER}:
-            try:
-                array = np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
-            except ValueError as error:  # object arrays need pickle, which is refused
-                raise ModelFileError(f"not a valid csvm-stats model file: {name}: {error}") from None
-            _require(array.dtype == np.float64, f"{name} must be float64, got {array.dtype}")
-            _require(bool(np.all(np.isfinite(array))), f"{name} has non-finite values")
-            arrays[name[len(ARRAY_PREFIX) : -len(".npy")]] = array
+        for info in infos:
+            _require(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large")
+        total = sum(info.file_size for info in infos)
+        _require(total <= MAX_TOTAL_BYTES, f"its members add up to {total} bytes (at most {MAX_TOTAL_BYTES})")
+        _require(members[METADATA_MEMBER].file_size <= MAX_JSON_BYTES, f"{METADATA_MEMBER} is too large")
+        try:
+            metadata = _parse_metadata(_read_member(archive, members[METADATA_MEMBER]))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} is not JSON ({error})") from None
+        _require(metadata.get("format") == FORMAT_NAME, f"format is {metadata.get('format')!r}, not {FORMAT_NAME!r}")
+        version = metadata.get("format_version")
+        if not _is_integer(version) or version != FORMAT_VERSION:
+            raise ModelFileError(
+                f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
+                f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
+            )
+        arrays = {
+            name[len(ARRAY_PREFIX) : -len(".npy")]: _read_array(archive, members[name])
+            for name in sorted(set(members) - {METADATA_MEMBER})
+        }
     return metadata, arrays
+
+
+_LABEL_CHECKS = {
+    "int": _is_integer,
+    "float": _is_number,
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "category": lambda v: isinstance(v, str) or isinstance(v, bool) or _is_number(v),
+}
 
 
 def _labels(fields: Any) -> LabelCoding:
@@ -294,8 +414,8 @@ def _labels(fields: Any) -> LabelCoding:
     levels, positive, kind = fields.get("levels"), fields.get("positive"), fields.get("dtype")
     _require(kind in _LABEL_DTYPES, f"labels.dtype must be one of {_LABEL_DTYPES}")
     _require(isinstance(levels, list) and len(levels) == 2, "labels.levels must list two labels")
-    scalar = (str, int, float, bool)
-    _require(all(isinstance(v, scalar) for v in levels), "labels.levels must be strings, numbers or booleans")
+    _require(all(_LABEL_CHECKS[kind](v) for v in levels), f"labels.levels must be of labels.dtype {kind!r}")
+    _require(levels[0] != levels[1], "labels.levels must be two different labels")
     _require(positive in levels, "labels.positive must be one of labels.levels")
     name = fields.get("name")
     _require(name is None or isinstance(name, str), "labels.name must be a string or null")
@@ -315,14 +435,17 @@ def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
     _require(name in ("linear", "rbf", "poly"), "kernel.name must be 'linear', 'rbf' or 'poly'")
     coef = arrays.get("coef")
     _require(coef is not None and coef.ndim == 1, "arrays/coef.npy must be a vector")
+    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
+    _require(_is_integer(degree) and 1 <= degree <= 100, "kernel.degree must be a positive integer")
+    _require(_is_number(coef0), "kernel.coef0 must be a number")
+    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
+    _require(_is_integer(rank) and _is_integer(numerical_rank) and isinstance(exact, bool), "kernel rank fields")
     if name == "linear":
+        _require(gamma is None, "kernel.gamma must be null for a linear model")
         _require(coef.size == p, f"a linear model needs {p} coefficients, the file has {coef.size}")
         _require(not set(KERNEL_ARRAYS) & set(arrays), "a linear model has no reference or projection arrays")
         return FeatureMap(Kernel("linear"), rank=p, numerical_rank=p, exact=True)
-    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
-    _require(isinstance(gamma, (int, float)) and gamma > 0, "kernel.gamma must be a positive number")
-    _require(isinstance(degree, int) and degree >= 1, "kernel.degree must be a positive integer")
-    _require(isinstance(coef0, (int, float)), "kernel.coef0 must be a number")
+    _require(_is_number(gamma) and gamma > 0, "kernel.gamma must be a positive number")
     reference, projection = arrays.get("reference"), arrays.get("projection")
     _require(reference is not None and projection is not None, "a kernel model needs reference and projection arrays")
     _require(reference.ndim == 2 and reference.shape[1] == p, f"reference must have {p} columns")
@@ -330,8 +453,6 @@ def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
         projection.ndim == 2 and projection.shape == (reference.shape[0], coef.size),
         "projection must be (reference rows) x (number of coefficients)",
     )
-    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
-    _require(isinstance(rank, int) and isinstance(numerical_rank, int) and isinstance(exact, bool), "kernel rank fields")
     kernel = Kernel(name, gamma=float(gamma), degree=int(degree), coef0=float(coef0))
     return FeatureMap(kernel, reference, projection, rank=rank, numerical_rank=numerical_rank, exact=exact)
 
@@ -363,7 +484,7 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     for name, levels in categories.items():
         _require(name in names, f"formula.categories names {name!r}, which no term uses")
         _require(isinstance(levels, list) and levels, f"formula.categories[{name!r}] must list levels")
-        _require(all(isinstance(v, (str, int, float, bool)) for v in levels), f"levels of {name!r}")
+        _require(all(_LABEL_CHECKS["category"](v) for v in levels), f"levels of {name!r}")
     rhs = " + ".join(":".join(f"`{name}`" for name in term) for term in terms)
     encoder_state = {}
     for name in names:
@@ -378,7 +499,7 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
                 factor.eval_method in (Factor.EvalMethod.LOOKUP, Factor.EvalMethod.LITERAL),
                 f"formula factor {factor} is not a column look-up",
             )
-    return FormulaDesign(formula, response, spec, tuple(columns))
+    return FormulaDesign(formula, response, spec, tuple(columns), inputs=tuple(sorted(names)))
 
 
 def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
@@ -490,21 +611,58 @@ class SavedModel:
         """The confidence statements of the fit."""
         return pd.Series(self.report["statements"], name="statement")
 
+    @property
+    def random_state(self) -> int | None:
+        """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
+        return self.report.get("random_state")
+
+
+def _report(report: Any) -> dict[str, Any]:
+    _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
+    statements, rates = report.get("statements", {}), report.get("rates", {})
+    _require(
+        isinstance(statements, dict) and all(isinstance(v, str) for v in statements.values()),
+        "report.statements must map rates to text",
+    )
+    _require(isinstance(rates, dict) and all(isinstance(v, dict) for v in rates.values()), "report.rates")
+    seed = report.get("random_state")
+    _require(seed is None or _is_integer(seed), "report.random_state must be an integer")
+    return report
+
 
 def load_model(path: str | Path) -> SavedModel:
-    """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one."""
-    metadata, arrays = _read_archive(Path(path))
+    """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one.
+
+    Every failure while reading, whatever its cause (damaged ZIP data, a wrong
+    CRC, a truncated or tampered file), is a :class:`ModelFileError`; a file
+    is either refused or gives exactly the model that was saved.
+    """
+    path = Path(path)
+    try:
+        return _load(path)
+    except ModelFileError:
+        raise
+    except Exception as error:  # zipfile, zlib, numpy and json raise many types for damaged input
+        detail = str(error).splitlines()[0][:200] if str(error) else ""
+        raise ModelFileError(
+            f"{str(path)!r} is not a valid csvm-stats model file (damaged, truncated or not written by "
+            f"csvm-stats): {type(error).__name__}: {detail}"
+        ) from None
+
+
+def _load(path: Path) -> SavedModel:
+    metadata, arrays = _read_archive(path)
     columns = metadata.get("columns")
     _require(isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns), "columns")
+    _require(len(set(columns)) == len(columns), "columns must not repeat")
     p = len(columns)
     fmap = _kernel(metadata.get("kernel"), arrays, p)
     for name in ("scale_mean", "scale_sd"):
         _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
     _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
     intercept = metadata.get("intercept")
-    _require(isinstance(intercept, (int, float)) and math.isfinite(intercept), "intercept must be a number")
-    report = metadata.get("report")
-    _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
+    _require(_is_number(intercept), "intercept must be a number")
+    report = _report(metadata.get("report"))
     calibration, method = _calibration(metadata.get("calibration"), arrays)
     return SavedModel(
         columns=tuple(columns),

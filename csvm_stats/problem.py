@@ -133,6 +133,19 @@ def rate_requirements(y_anchor: np.ndarray, min_counts: Mapping[str, int]) -> li
     return [RateRequirement(kind, int(min_counts[kind]), members[kind]) for kind in RATE_KINDS if kind in min_counts]
 
 
+def constrained_anchor_points(requirements: list[RateRequirement], n_anchor: int) -> np.ndarray:
+    """Sorted indices of the anchor points that at least one requirement counts.
+
+    The others carry no constraint: with :math:`z_j = 0` their margin row is
+    void in the exact model, so they can leave it without changing the optimum.
+    Every requirement's members are a whole class or all points, so the kept
+    points give the same requirements again (:func:`rate_requirements`).
+    """
+    if not requirements:
+        return np.empty(0, dtype=int)
+    return np.unique(np.concatenate([req.members for req in requirements])).astype(int)
+
+
 def _count_rows(requirements: list[RateRequirement], z_start: int, n: int) -> sp.csr_matrix:
     """One row per requirement: the sum of its members' z."""
     rows = sp.lil_matrix((len(requirements), n))
@@ -147,6 +160,7 @@ class CSVMProblem:
 
     miqp: MIQP
     big_m: np.ndarray
+    exact: bool
 
 
 def build_primal(
@@ -167,7 +181,9 @@ def build_primal(
 
     ``upper`` (the objective of ``start``) enables the valid tightening of the
     module docstring, made much stronger by ``reference``, the plain SVM on I.
-    Anchor points whose M_j is infinite get indicator constraints.
+    Anchor points whose M_j is infinite get indicator constraints. The result's
+    ``exact`` is True when the model is the CSVM itself: ``big_m=None``, or a
+    user's M at least the proven bound of every anchor point.
     """
     n_i, p = phi_train.shape
     n_j = phi_anchor.shape[0]
@@ -196,6 +212,8 @@ def build_primal(
         ub[z[bounds.anchor_hi < 1.0]] = 0.0  # it never holds
         proven = np.maximum(1.0 - bounds.anchor_lo, 0.0)
     m_j = proven if big_m is None else np.minimum(float(big_m), proven)
+    # the user's M keeps the model exact only where it is at least the proven bound
+    exact = big_m is None or bool(np.all(float(big_m) >= proven))
     use_big_m = np.isfinite(m_j)
 
     # training rows: y_i phi_i w + y_i b + xi_i >= 1
@@ -224,7 +242,7 @@ def build_primal(
         start=start,
         tangent_points=_tangent_points(n, start, reference),
     )
-    return CSVMProblem(miqp, m_j)
+    return CSVMProblem(miqp, m_j, exact)
 
 
 def _tangent_points(n: int, start: np.ndarray | None, reference: SVMReference | None) -> tuple[np.ndarray, ...]:
@@ -292,3 +310,154 @@ def build_partial_dual(
         Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks,
     )
+
+
+def build_l1_primal(
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    min_counts: Mapping[str, int],
+    big_m: float | None,
+    sample_weight: np.ndarray,
+    start: np.ndarray | None = None,
+    upper: float | None = None,
+) -> CSVMProblem:
+    r"""The L1-norm CSVM, a mixed-integer *linear* program; variables ``[w_pos, w_neg, b, xi, z]``.
+
+    .. math::
+
+        \min\; \sum_f (w^+_f + w^-_f) + C \sum_{i \in I} s_i \xi_i \quad\text{s.t.}\quad
+        y_i((w^+ - w^-)^\top \phi_i + b) \ge 1 - \xi_i;\;
+        y_j((w^+ - w^-)^\top \phi_j + b) \ge 1 - M_j (1 - z_j);\;
+        \sum_{j \in J_c} z_j \ge k_c;\; w^\pm \ge 0.
+
+    At an optimum :math:`\min(w^+_f, w^-_f) = 0`, so the first sum is
+    :math:`\|w\|_1` with :math:`w = w^+ - w^-` (Bradley and Mangasarian 1998;
+    Zhu et al. 2004 with rate constraints added). ``upper`` (the objective of a
+    feasible point) gives the valid bounds of
+    :func:`csvm_stats.tightening.l1_primal_bounds`: :math:`M_j = \min(M, 1 -
+    \ell_j)` and the fixings of ``z`` as in :func:`build_primal`. Without
+    ``upper`` and with ``big_m=None`` the anchor rows become indicator
+    constraints (then HiGHS cannot take the model).
+    """
+    from csvm_stats.tightening import l1_primal_bounds
+
+    n_i, p = phi_train.shape
+    n_j = phi_anchor.shape[0]
+    blocks = {
+        "w_pos": slice(0, p),
+        "w_neg": slice(p, 2 * p),
+        "b": slice(2 * p, 2 * p + 1),
+        "xi": slice(2 * p + 1, 2 * p + 1 + n_i),
+        "z": slice(2 * p + 1 + n_i, 2 * p + 1 + n_i + n_j),
+    }
+    n = 2 * p + 1 + n_i + n_j
+    c = np.r_[np.ones(2 * p), 0.0, C * sample_weight, np.zeros(n_j)]
+    lb = np.r_[np.zeros(2 * p), -np.inf, np.zeros(n_i + n_j)]
+    ub = np.r_[np.full(2 * p + 1 + n_i, np.inf), np.ones(n_j)]
+    proven = np.full(n_j, np.inf)
+    if upper is not None and np.isfinite(upper):
+        bounds = l1_primal_bounds(upper, phi_train, y_train, phi_anchor, y_anchor, C, sample_weight)
+        ub[: 2 * p] = bounds.radius
+        lb[2 * p], ub[2 * p] = bounds.b_lo, bounds.b_hi
+        ub[blocks["xi"]] = bounds.xi_hi
+        z = blocks["z"].start + np.arange(n_j)
+        lb[z[bounds.anchor_lo >= 1.0]] = 1.0
+        ub[z[bounds.anchor_hi < 1.0]] = 0.0
+        proven = np.maximum(1.0 - bounds.anchor_lo, 0.0)
+    m_j = proven if big_m is None else np.minimum(float(big_m), proven)
+    use_big_m = np.isfinite(m_j)
+    exact = big_m is None or bool(np.all(float(big_m) >= proven))
+
+    def margin(phi: np.ndarray, y: np.ndarray) -> sp.csr_matrix:  # y (w+ - w-)' phi + y b
+        yphi = phi * y[:, None]
+        return sp.hstack([sp.csr_matrix(yphi), sp.csr_matrix(-yphi), sp.csr_matrix(y[:, None])]).tocsr()
+
+    train_rows = sp.hstack([margin(phi_train, y_train), sp.identity(n_i), sp.csr_matrix((n_i, n_j))])
+    anchor_core = sp.hstack([margin(phi_anchor, y_anchor), sp.csr_matrix((n_j, n_i))]).tocsr()
+    big_m_rows = sp.hstack([anchor_core, sp.diags(-np.where(use_big_m, m_j, 0.0))]).tocsr()[use_big_m]
+    requirements = rate_requirements(y_anchor, min_counts)
+    A = sp.vstack([train_rows, big_m_rows, _count_rows(requirements, blocks["z"].start, n)]).tocsr()
+    row_lo = np.r_[np.ones(n_i), 1.0 - m_j[use_big_m], [req.count for req in requirements]]
+    indicators = None
+    if not use_big_m.all():
+        free = np.flatnonzero(~use_big_m)
+        ind_A = sp.hstack([anchor_core[free], sp.csr_matrix((free.size, n_j))]).tocsr()
+        indicators = Indicators(blocks["z"].start + free, ind_A, np.ones(free.size))
+    miqp = MIQP(
+        Q=sp.csr_matrix((n, n)), c=c, A=A, row_lo=row_lo, row_hi=np.full(A.shape[0], np.inf), lb=lb, ub=ub,
+        binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
+    )
+    return CSVMProblem(miqp, m_j, exact)
+
+
+def coefficient_blocks(problem: MIQP) -> tuple[str, ...]:
+    """The blocks whose values make up w: ``("w",)`` or ``("w_pos", "w_neg")`` (w = w_pos - w_neg)."""
+    return ("w",) if "w" in problem.blocks else ("w_pos", "w_neg")
+
+
+def read_coefficients(problem: MIQP, x: np.ndarray) -> np.ndarray:
+    """w from a solution vector of a problem of :func:`build_primal` or :func:`build_l1_primal`."""
+    if "w" in problem.blocks:
+        return x[problem.blocks["w"]]
+    return x[problem.blocks["w_pos"]] - x[problem.blocks["w_neg"]]
+
+
+def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
+    r"""Add binary feature indicators and a cardinality budget (Benitez-Pena et al. 2019).
+
+    New variables :math:`v_f \in \{0, 1\}` (block ``v``) with
+    :math:`|w_f| \le M_f v_f` and :math:`\sum_f v_f \le s`, so that at most s
+    coefficients are non-zero. :math:`M_f` is the bound on :math:`|w_f|` the
+    problem already carries (from the valid tightening of
+    :func:`build_primal` / :func:`build_l1_primal` given a feasible point with
+    at most s non-zeros), so the budget removes no solution that could be
+    optimal; every bound must be finite. A start is extended by
+    :math:`v_f = [w_f \ne 0]`.
+    """
+    miqp = problem.miqp
+    names = coefficient_blocks(miqp)
+    p = miqp.blocks[names[0]].stop - miqp.blocks[names[0]].start
+    n = miqp.n_vars
+    m_f = np.zeros(p)
+    for name in names:
+        block = miqp.blocks[name]
+        m_f = np.maximum(m_f, np.maximum(-miqp.lb[block], miqp.ub[block]))
+    if not np.all(np.isfinite(m_f)):
+        raise ValueError("with_cardinality needs finite bounds on w (build the problem with upper=...).")
+    rows, row_hi = [], []
+    for name in names:
+        block = miqp.blocks[name]
+        for sign in (1.0, -1.0):
+            if sign < 0 and np.all(miqp.lb[block] >= 0):
+                continue  # a non-negative block needs only x_f <= M_f v_f
+            x_part = sp.csr_matrix((np.full(p, sign), (np.arange(p), block.start + np.arange(p))), shape=(p, n))
+            rows.append(sp.hstack([x_part, sp.diags(-m_f)]))
+            row_hi.append(np.zeros(p))
+    budget = sp.csr_matrix(np.r_[np.zeros(n), np.ones(p)][None, :])
+    A = sp.vstack([sp.hstack([miqp.A, sp.csr_matrix((miqp.A.shape[0], p))]), *rows, budget]).tocsr()
+    indicators = miqp.indicators
+    if indicators is not None:
+        ind_A = sp.hstack([indicators.A, sp.csr_matrix((indicators.A.shape[0], p))]).tocsr()
+        indicators = Indicators(indicators.binary, ind_A, indicators.rhs)
+    start = miqp.start
+    if start is not None:
+        start = np.r_[start, (np.abs(read_coefficients(miqp, start)) > 0).astype(float)]
+    miqp = MIQP(
+        Q=sp.block_diag([miqp.Q, sp.csr_matrix((p, p))]).tocsr(),
+        c=np.r_[miqp.c, np.zeros(p)],
+        A=A,
+        row_lo=np.r_[miqp.row_lo, np.full(A.shape[0] - miqp.A.shape[0], -np.inf)],
+        row_hi=np.r_[miqp.row_hi, *row_hi, float(max_features)],
+        lb=np.r_[miqp.lb, np.zeros(p)],
+        ub=np.r_[miqp.ub, np.ones(p)],
+        binary=np.r_[miqp.binary, n + np.arange(p)],
+        blocks={**miqp.blocks, "v": slice(n, n + p)},
+        indicators=indicators,
+        start=start,
+        tangent_points=tuple(np.r_[t, np.zeros(p)] for t in miqp.tangent_points),
+    )
+    return CSVMProblem(miqp, problem.big_m, problem.exact)

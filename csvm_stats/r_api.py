@@ -135,7 +135,9 @@ def export(results: CSVMResults) -> dict[str, Any]:
     units; kernel: feature-map components), ``intercept``,
     ``coef_standardized`` (linear kernel, else empty); ``levels``,
     ``positive``, ``negative``; ``kernel``, ``is_linear``, ``alpha``,
-    ``bound``, ``C``; ``n`` and ``samples`` (sizes of I, J, H); ``rate_names``
+    ``bound``, ``C``; ``n`` and ``samples`` (sizes of I, J, H);
+    ``random_state`` (the seed of the fit, drawn when none was given, so
+    that R's ``update()`` can repeat it); ``rate_names``
     and ``rates`` (a dict of columns, see :data:`RATE_COLUMNS`);
     ``statements``, ``joint_statement``; ``summary_text``; ``solver`` (the
     solve record); ``warnings``.
@@ -160,6 +162,7 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "bound": str(results.model.bound),
         "C": float(results.model.C),
         "n": len(results.model.y),
+        "random_state": int(results.random_state),
         "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
         "rate_names": _string_array(rates.index),
         "rates": {column: _rate_column(rates[column], column) for column in RATE_COLUMNS},

@@ -20,33 +20,30 @@ What is reported about each rate (see :mod:`csvm_stats.certification`):
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from csvm_stats.bounds import AdjustedTarget
 from csvm_stats.certification import (
     NO_HOLDOUT_STATEMENT,
+    ORDER_STATISTIC,
     RATE_LABELS,
-    UmbrellaIntercept,
     count_correct,
+    floor2,
     guarantee_statement,
     heldout_bound,
+    level_percent,
     statement,
 )
-from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.ebb import EBB
 from csvm_stats.exceptions import DataError
+from csvm_stats.fit_calibration import Calibration, calibrate, planned_route
+from csvm_stats.fitstate import FittedState
 from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.solvers.base import SolveRecord, Status
+from csvm_stats.summary import Summary, build_summary
 from csvm_stats.venn_abers import merge
-
-if TYPE_CHECKING:
-    from csvm_stats.ebb import EBB
-    from csvm_stats.engine import CSVMFit
-    from csvm_stats.fit_calibration import Calibration
-    from csvm_stats.model import CSVM
-    from csvm_stats.summary import Summary
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
@@ -56,34 +53,39 @@ SUPPORT_TOL = 1e-6
 
 
 class CSVMResults:
-    """A fitted CSVM. Built by :meth:`csvm_stats.model.CSVM.fit`; read-only."""
+    """A fitted CSVM. Built by :meth:`csvm_stats.model.CSVM.fit` from a :class:`FittedState`; read-only.
 
-    def __init__(
-        self,
-        model: CSVM,
-        split: SampleSplit,
-        scaler: Standardizer,
-        fit: CSVMFit,
-        adjusted: dict[str, AdjustedTarget],
-        umbrella: UmbrellaIntercept | None,
-    ) -> None:
-        self.model = model
-        self.split = split
-        self.scaler = scaler
-        self.engine_fit = fit
-        self.adjusted = adjusted
-        self.umbrella = umbrella
-        self.intercept = fit.intercept if umbrella is None else umbrella.intercept
+    ``model`` is the model that was fitted, ``random_state`` the seed of the
+    split and the solver (drawn by the fit when none was given).
+    """
+
+    def __init__(self, state: FittedState) -> None:
+        self.state = state
+        self.model = state.model
+        self.split = state.split
+        self.scaler = state.scaler
+        self.engine_fit = state.engine_fit
+        self.adjusted = state.adjusted
+        self.umbrella = state.umbrella
+        self.random_state = state.random_state
+        self.intercept = self.engine_fit.intercept if self.umbrella is None else self.umbrella.intercept
         self._ensembles: dict[tuple[str, int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        """``w' phi(s(x))`` without the intercept."""
+        return self.engine_fit.feature_map.transform(self.scaler.transform(X)) @ self.engine_fit.coef
+
     def _decision(self, X: np.ndarray) -> np.ndarray:
-        phi = self.engine_fit.feature_map.transform(self.scaler.transform(X))
-        return phi @ self.engine_fit.coef + self.intercept
+        return self._scores(X) + self.intercept
+
+    @cached_property
+    def _fitted_scores(self) -> np.ndarray:
+        return self._scores(self.model.exog.to_numpy())
 
     @cached_property
     def _fitted_decision(self) -> np.ndarray:
-        return self._decision(self.model.exog.to_numpy())
+        return self._fitted_scores + self.intercept
 
     def decision_function(self, newdata: Any = None) -> pd.Series:
         """Decision values f(x) (positive class when >= 0), indexed like the data."""
@@ -119,9 +121,14 @@ class CSVMResults:
         Held-out (inductive Venn-Abers on H) when H has enough points of both
         classes, else cross-fitted (the CSVM refitted on folds of I u J).
         """
-        from csvm_stats.fit_calibration import calibrate
-
         return calibrate(self)
+
+    @property
+    def ready_calibration(self) -> Calibration | None:
+        """:attr:`calibration` when it is cheap (held-out) or already computed; None before a cross-fit."""
+        if "calibration" in vars(self) or planned_route(self) == "held-out":
+            return self.calibration
+        return None
 
     def probability_ensemble(
         self, *, variant: str | None = None, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
@@ -134,8 +141,6 @@ class CSVMResults:
         (all theta), and with the model's targets, alpha and bound for the
         CEBB variants. The held-out sample is not used.
         """
-        from csvm_stats.ebb import EBB
-
         variant = self.probability_variant if variant is None else variant
         key = (variant, n_bootstrap, random_state)
         if key not in self._ensembles:
@@ -310,7 +315,7 @@ class CSVMResults:
             h_n, h_k = count_correct(y[self.split.holdout], f[self.split.holdout], rate)
             bound = heldout_bound(h_k, h_n, alpha, len(reported))
             if self.umbrella is not None and self.umbrella.rate == rate:
-                method, lower, joint = "order statistic", self.umbrella.target, self.umbrella.target
+                method, lower, joint = ORDER_STATISTIC, self.umbrella.target, self.umbrella.target
             elif h_n == 0:
                 method, lower, joint = "none (no held-out points)", np.nan, np.nan
             else:
@@ -343,7 +348,7 @@ class CSVMResults:
         out = {}
         for rate, row in self.rates.iterrows():
             if self.umbrella is not None and self.umbrella.rate == rate:
-                out[rate] = guarantee_statement(self.umbrella)
+                out[rate] = guarantee_statement(self.umbrella, int(row["heldout_correct"]))
             elif row["heldout_n"] == 0:
                 out[rate] = NO_HOLDOUT_STATEMENT
             else:
@@ -357,18 +362,26 @@ class CSVMResults:
         m = len(rates)
         if self.split.holdout.size == 0:
             return NO_HOLDOUT_STATEMENT
-        parts = " and ".join(f"{RATE_LABELS[r]} >= {row['joint_lower']:.2f}" for r, row in rates.iterrows())
+        parts = " and ".join(
+            f"{RATE_LABELS[r]} >= {self._joint_text(r, row['joint_lower'])}" for r, row in rates.iterrows()
+        )
         if m == 1:
             return f"With one statement the joint and the separate statement coincide: {parts}."
         if self.umbrella is not None:
             return (
-                f"All {m} statements hold together with confidence at least {1 - m * alpha:.0%} "
-                f"(Bonferroni: {m} statements at {1 - alpha:.0%} each): {parts}."
+                f"All {m} statements hold together with confidence at least {level_percent(m * alpha)} "
+                f"(Bonferroni: {m} statements at {level_percent(alpha)} each): {parts}."
             )
         return (
-            f"With {1 - alpha:.0%} confidence, jointly: {parts} (Bonferroni: each bound at level "
-            f"{1 - alpha / m:.4g}; held-out counts as above)."
+            f"With {level_percent(alpha)} confidence, jointly: {parts} (Bonferroni: each bound at level "
+            f"{level_percent(alpha, m)}; held-out counts as above)."
         )
+
+    def _joint_text(self, rate: str, joint_lower: float) -> str:
+        """A joint lower bound rounded down; the guaranteed rate's target as given."""
+        if self.umbrella is not None and self.umbrella.rate == rate:
+            return repr(float(self.umbrella.target))
+        return floor2(joint_lower)
 
     @cached_property
     def guarantee_cost(self) -> pd.Series | None:
@@ -378,8 +391,7 @@ class CSVMResults:
         other = "tnr" if self.umbrella.rate == "tpr" else "tpr"
         holdout = self.split.holdout
         y = self.model.y[holdout]
-        csvm_decision = self._fitted_decision[holdout] - self.intercept + self.engine_fit.intercept
-        n, before = count_correct(y, csvm_decision, other)
+        n, before = count_correct(y, self._fitted_scores[holdout] + self.engine_fit.intercept, other)
         _, after = count_correct(y, self._fitted_decision[holdout], other)
         return pd.Series(
             {"rate": other, "n": n, "correct_csvm_intercept": before, "correct_guarantee_intercept": after,
@@ -405,6 +417,12 @@ class CSVMResults:
                 f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
                 "the classifier is the best one found, not a proven optimum."
             )
+        if record.exact is False:
+            notes.append(
+                f"big_m={self.model.big_m:g} is below the proven bound of some anchor point's margin, so the "
+                "classifier solves the paper's big-M approximation, not the exact CSVM; big_m=None (the default) "
+                "solves the exact model."
+            )
         fmap = self.engine_fit.feature_map
         if not fmap.exact:
             notes.append(
@@ -419,8 +437,6 @@ class CSVMResults:
         ``timing=False`` leaves out the solve time, which differs between
         identical runs, so that the text can be compared with a stored copy.
         """
-        from csvm_stats.summary import build_summary
-
         return build_summary(self, timing=timing)
 
     def __repr__(self) -> str:

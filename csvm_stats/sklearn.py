@@ -122,7 +122,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         degree=3,
         coef0=1.0,
         rank=None,
-        big_m=100.0,
+        big_m=None,
         anchor_size=0.25,
         holdout_size=0.25,
         standardize=True,

@@ -1,8 +1,15 @@
-"""A printable report in statsmodels' manner: a title, captioned tables and footer notes.
+"""The summary object: statsmodels' ``Summary`` with captioned tables and footer notes.
 
-:class:`Summary` renders the same content as plain text (``str``), HTML
-(``as_html`` and ``_repr_html_`` for notebooks) and LaTeX (``as_latex``).
-Built with ``timing=False`` it contains nothing that changes between
+:class:`Summary` is a :class:`statsmodels.iolib.summary2.Summary`: its
+``tables`` are DataFrames with their ``settings`` (index, header,
+float_format, align), ``extra_txt`` holds the footer notes, ``title`` the
+title, and ``add_df``, ``add_dict``, ``add_array``, ``add_text`` (a footer
+note) and ``add_title`` work as in statsmodels. It adds a caption per table
+(``add_df(..., caption=...)``) and sections of running text
+(:meth:`Summary.add_paragraphs`), and renders everything as plain text
+(``str``, ``as_text``), HTML (``as_html``, ``_repr_html_``) and LaTeX
+(``as_latex``) with each table at its natural width. Built with
+``timing=False`` the CSVM summary contains nothing that changes between
 identical fits (no wall time, no node count), so its text can be compared
 with a stored golden copy.
 """
@@ -11,75 +18,21 @@ from __future__ import annotations
 
 import html
 import textwrap
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+from statsmodels.iolib import summary2
 
-from csvm_stats.certification import RATE_LABELS, RATE_UNITS
+from csvm_stats.certification import ORDER_STATISTIC, RATE_LABELS, RATE_UNITS, level_percent, round_down
+from csvm_stats.design import SampleSplit
+from csvm_stats.engine import CSVMFit
+from csvm_stats.fit_calibration import PENDING_DESCRIPTION, Calibration
+from csvm_stats.fitstate import ModelSpec
+from csvm_stats.solvers.base import SolveRecord
 
-if TYPE_CHECKING:
-    from csvm_stats.results import CSVMResults
-
-
-@dataclass(frozen=True)
-class SummaryTable:
-    """A caption and a table of values shown with ``str``.
-
-    ``align="right"`` right-aligns the value columns (numeric tables);
-    ``"left"`` suits label/value lists.
-    """
-
-    caption: str
-    frame: pd.DataFrame
-    show_index: bool = True
-    align: str = "right"
-
-    @property
-    def has_header(self) -> bool:
-        return any(str(c) for c in self.frame.columns)
-
-    def cells(self) -> list[list[str]]:
-        """Rows of strings, the header row first when the columns are named."""
-        header = ([""] if self.show_index else []) + [str(c) for c in self.frame.columns]
-        rows = [header] if self.has_header else []
-        for label, values in zip(self.frame.index, self.frame.itertuples(index=False)):
-            rows.append(([str(label)] if self.show_index else []) + [str(v) for v in values])
-        return rows
-
-    def text_width(self) -> int:
-        cells = self.cells()
-        if not cells:
-            return 0
-        return sum(self._column_widths(cells)) + 2 * (len(cells[0]) - 1)
-
-    @staticmethod
-    def _column_widths(cells: list[list[str]]) -> list[int]:
-        return [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
-
-    def text_lines(self, width: int) -> list[str]:
-        cells = self.cells()
-        if not cells:
-            return []
-        cols = self._column_widths(cells)
-        lines = []
-        for i, row in enumerate(cells):
-            pad = str.rjust if self.align == "right" else str.ljust
-            parts = [row[0].ljust(cols[0])] + [pad(c, w) for c, w in zip(row[1:], cols[1:])]
-            lines.append("  ".join(parts).rstrip())
-            if i == 0 and self.has_header:
-                lines.append("-" * width)
-        return lines
-
-
-@dataclass(frozen=True)
-class SummaryText:
-    """A caption and paragraphs of running text (wrapped to the summary's width)."""
-
-    caption: str
-    paragraphs: tuple[str, ...]
-
+_ALIGN = {"l": str.ljust, "c": str.center, "r": str.rjust}
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -91,48 +44,106 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-@dataclass
-class Summary:
-    """Title, sections (tables or text) and notes; print it, or use ``as_text``, ``as_html``, ``as_latex``."""
+class Summary(summary2.Summary):
+    """Title, captioned tables, text sections and footer notes (statsmodels' ``summary2.Summary``).
 
-    title: str
-    sections: list[SummaryTable | SummaryText] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    Print it, or use ``as_text``, ``as_html``, ``as_latex``. Each entry of
+    ``settings`` has statsmodels' keys plus ``caption`` (may be empty) and
+    ``paragraphs`` (true for a text section: a one-column frame whose index
+    labels its paragraphs).
+    """
 
-    def add_table(self, caption: str, frame: pd.DataFrame, *, show_index: bool = True, align: str = "right") -> None:
-        """Append a table; its cells are shown with ``str``."""
-        self.sections.append(SummaryTable(caption, frame, show_index, align))
+    def __init__(self, title: str = "") -> None:
+        super().__init__()
+        self.add_title(title)
 
-    def add_text(self, caption: str, paragraphs: list[str]) -> None:
-        """Append a section of running text."""
-        self.sections.append(SummaryText(caption, tuple(paragraphs)))
+    def add_df(
+        self,
+        df: pd.DataFrame,
+        index: bool = True,
+        header: bool = True,
+        float_format: str = "%.4f",
+        align: str = "r",
+        *,
+        caption: str = "",
+    ) -> None:
+        """Append a table (statsmodels' ``add_df``) with an optional caption."""
+        if align not in _ALIGN:
+            raise ValueError(f"align must be one of {sorted(_ALIGN)}, got {align!r}.")
+        super().add_df(df, index=index, header=header, float_format=float_format, align=align)
+        self.settings[-1].update(caption=caption, paragraphs=False)
 
-    def add_note(self, note: str) -> None:
-        """Append a footer note (warnings and caveats)."""
-        self.notes.append(note)
+    def add_paragraphs(self, caption: str, paragraphs: Mapping[str, str]) -> None:
+        """Append a section of running text, one labelled paragraph per entry (``label: text``)."""
+        frame = pd.DataFrame({"text": list(paragraphs.values())}, index=list(paragraphs))
+        self.add_df(frame, header=False, align="l", caption=caption)
+        self.settings[-1]["paragraphs"] = True
 
     @property
-    def tables(self) -> list[SummaryTable]:
-        """The table sections."""
-        return [s for s in self.sections if isinstance(s, SummaryTable)]
+    def notes(self) -> list[str]:
+        """The footer notes (statsmodels' ``extra_txt``)."""
+        return list(self.extra_txt)
+
+    # ------------------------------------------------------------------ cells
+    def _cells(self, k: int) -> list[list[str]]:
+        """Rows of strings of table k, the header row first when it has one."""
+        frame, setting = self.tables[k], self.settings[k]
+        show_index, fmt = setting["index"], setting["float_format"]
+
+        def cell(value: Any) -> str:
+            if isinstance(value, (float, np.floating)):
+                return "" if np.isnan(value) else fmt % value
+            return str(value)
+
+        rows = []
+        if setting["header"]:
+            rows.append(([""] if show_index else []) + [str(c) for c in frame.columns])
+        for label, values in zip(frame.index, frame.itertuples(index=False)):
+            rows.append(([str(label)] if show_index else []) + [cell(v) for v in values])
+        return rows
+
+    def _is_text(self, k: int) -> bool:
+        return bool(self.settings[k].get("paragraphs", False))
+
+    def _caption(self, k: int) -> str:
+        return str(self.settings[k].get("caption", ""))
+
+    @staticmethod
+    def _widths(cells: list[list[str]]) -> list[int]:
+        return [max(len(row[j]) for row in cells) for j in range(len(cells[0]))] if cells else []
 
     def _width(self) -> int:
-        return max(78, len(self.title), *(t.text_width() for t in self.tables))
+        widths = [
+            sum(w) + 2 * (len(w) - 1)
+            for k in range(len(self.tables))
+            if not self._is_text(k) and (w := self._widths(self._cells(k)))
+        ]
+        return max(78, len(self.title or ""), *widths)
 
+    # ------------------------------------------------------------------ renderings
     def as_text(self) -> str:
         """Plain-text rendering with rules of ``=`` and ``-`` as in statsmodels."""
         width = self._width()
-        lines = [self.title.center(width).rstrip(), "=" * width]
-        for section in self.sections:
-            lines.append(section.caption)
-            lines.append("-" * width)
-            if isinstance(section, SummaryTable):
-                lines.extend(section.text_lines(width))
-            else:
-                for paragraph in section.paragraphs:
-                    lines.extend(textwrap.wrap(paragraph, width=width, subsequent_indent="    "))
+        lines = [(self.title or "").center(width).rstrip(), "=" * width]
+        for k in range(len(self.tables)):
+            if self._caption(k):
+                lines.extend([self._caption(k), "-" * width])
+            cells = self._cells(k)
+            if self._is_text(k):
+                for label, text in cells:
+                    lines.extend(textwrap.wrap(f"{label}: {text}", width=width, subsequent_indent="    "))
+            elif cells:
+                widths = self._widths(cells)
+                pad = _ALIGN[self.settings[k]["align"]]
+                first = 1 if self.settings[k]["index"] else 0
+                for i, row in enumerate(cells):
+                    parts = [c.ljust(w) for c, w in zip(row[:first], widths)]
+                    parts += [pad(c, w) for c, w in zip(row[first:], widths[first:])]
+                    lines.append("  ".join(parts).rstrip())
+                    if i == 0 and self.settings[k]["header"]:
+                        lines.append("-" * width)
             lines.append("=" * width)
-        for k, note in enumerate(self.notes, start=1):
+        for k, note in enumerate(self.extra_txt, start=1):
             lines.extend(textwrap.wrap(f"[{k}] {note}", width=width, subsequent_indent="    "))
         return "\n".join(lines) + "\n"
 
@@ -141,48 +152,98 @@ class Summary:
 
     def as_html(self) -> str:
         """HTML rendering: one ``<table>`` per table with a ``<caption>``, notes as a list."""
-        out = [f"<div class=\"csvm-summary\"><h4>{html.escape(self.title)}</h4>"]
-        for section in self.sections:
-            if isinstance(section, SummaryText):
-                out.append(f"<p><b>{html.escape(section.caption)}</b></p>")
-                out.extend(f"<p>{html.escape(p)}</p>" for p in section.paragraphs)
+        out = [f"<div class=\"csvm-summary\"><h4>{html.escape(self.title or '')}</h4>"]
+        for k in range(len(self.tables)):
+            caption = html.escape(self._caption(k))
+            if self._is_text(k):
+                out.append(f"<p><b>{caption}</b></p>")
+                out.extend(f"<p>{html.escape(label)}: {html.escape(text)}</p>" for label, text in self._cells(k))
                 continue
-            out.append(f"<table class=\"simpletable\"><caption>{html.escape(section.caption)}</caption>")
-            for i, row in enumerate(section.cells()):
-                tag = "th" if i == 0 and section.has_header else "td"
+            out.append(f"<table class=\"simpletable\"><caption>{caption}</caption>")
+            for i, row in enumerate(self._cells(k)):
+                tag = "th" if i == 0 and self.settings[k]["header"] else "td"
                 out.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in row) + "</tr>")
             out.append("</table>")
-        if self.notes:
-            out.append("<ol class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ol>")
+        if self.extra_txt:
+            out.append("<ol class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>" for n in self.extra_txt) + "</ol>")
         out.append("</div>")
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
         return self.as_html()
 
-    def as_latex(self) -> str:
-        """LaTeX rendering: one ``tabular`` per table, text as paragraphs, notes as an enumerated list."""
-        out = [f"\\begin{{center}}\\textbf{{{_latex_escape(self.title)}}}\\end{{center}}"]
-        for section in self.sections:
-            if isinstance(section, SummaryText):
-                out.append(f"\\paragraph{{{_latex_escape(section.caption)}}}")
-                out.extend(_latex_escape(p) + "\n" for p in section.paragraphs)
+    def as_latex(self, label: str = "") -> str:
+        """LaTeX rendering: one ``tabular`` per table, text as paragraphs, notes as an enumerated list.
+
+        ``label`` (as in statsmodels) is attached to the first table.
+        """
+        out = [f"\\begin{{center}}\\textbf{{{_latex_escape(self.title or '')}}}\\end{{center}}"]
+        labelled = False
+        for k in range(len(self.tables)):
+            caption = _latex_escape(self._caption(k))
+            cells = self._cells(k)
+            if self._is_text(k):
+                out.append(f"\\paragraph{{{caption}}}")
+                out.extend(f"{_latex_escape(lab)}: {_latex_escape(text)}\n" for lab, text in cells)
                 continue
-            cells = section.cells()
-            spec = "l" + ("r" if section.align == "right" else "l") * (len(cells[0]) - 1)
+            if not cells:
+                continue
+            first = 1 if self.settings[k]["index"] else 0
+            spec = "l" * first + self.settings[k]["align"] * (len(cells[0]) - first)
             out.append("\\begin{table}[htbp]\\centering")
-            out.append(f"\\caption{{{_latex_escape(section.caption)}}}")
+            out.append(f"\\caption{{{caption}}}")
+            if label and not labelled:
+                out.append(f"\\label{{{label}}}")
+                labelled = True
             out.append(f"\\begin{{tabular}}{{{spec}}}\n\\hline")
             for i, row in enumerate(cells):
                 out.append(" & ".join(_latex_escape(c) for c in row) + " \\\\")
-                if i == 0 and section.has_header:
+                if i == 0 and self.settings[k]["header"]:
                     out.append("\\hline")
             out.append("\\hline\n\\end{tabular}\n\\end{table}")
-        if self.notes:
+        if self.extra_txt:
             out.append("\\begin{enumerate}")
-            out.extend(f"\\item {_latex_escape(n)}" for n in self.notes)
+            out.extend(f"\\item {_latex_escape(n)}" for n in self.extra_txt)
             out.append("\\end{enumerate}")
         return "\n".join(out) + "\n"
+
+    def _repr_latex_(self) -> str:
+        return self.as_latex()
+
+
+class SummarySource(Protocol):
+    """What :func:`build_summary` reads of a fit (:class:`~csvm_stats.results.CSVMResults` has it all)."""
+
+    model: ModelSpec
+    split: SampleSplit
+    engine_fit: CSVMFit
+    umbrella: Any
+    random_state: int
+
+    @property
+    def solver(self) -> SolveRecord: ...
+    @property
+    def is_linear(self) -> bool: ...
+    @property
+    def probability_variant(self) -> str: ...
+    @property
+    def ready_calibration(self) -> Calibration | None: ...
+    @property
+    def rates(self) -> pd.DataFrame: ...
+    @property
+    def statements(self) -> pd.Series: ...
+    @property
+    def joint_statement(self) -> str: ...
+    @property
+    def params(self) -> pd.Series: ...
+    @property
+    def params_standardized(self) -> pd.Series | None: ...
+    @property
+    def support(self) -> pd.Series: ...
+    @property
+    def guarantee_cost(self) -> pd.Series | None: ...
+    @property
+    def warnings(self) -> list[str]: ...
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -196,10 +257,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def _key_values(pairs: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame({"": [_fmt(v) for v in pairs.values()]}, index=list(pairs))
+    return pd.DataFrame({"value": [_fmt(v) for v in pairs.values()]}, index=list(pairs))
 
 
-def _model_table(res: CSVMResults) -> pd.DataFrame:
+def _model_table(res: SummarySource) -> pd.DataFrame:
     model, split, y = res.model, res.split, res.model.y
 
     def sample(idx: np.ndarray) -> str:
@@ -221,25 +282,24 @@ def _model_table(res: CSVMResults) -> pd.DataFrame:
             "Training sample I": sample(split.train),
             "Anchor sample J": sample(split.anchor),
             "Held-out sample H": sample(split.holdout),
+            "Random state (seed)": res.random_state,
             "Kernel": kernel.describe(),
             "C": f"{model.C:g}",
             "Standardised columns": model.standardize,
             "Margin (bound)": model.bound,
-            "alpha": f"{model.alpha:g}",
+            "alpha": repr(float(model.alpha)),
             "Intercept": intercept_rule,
             **_probability_rows(res),
         }
     )
 
 
-def _probability_rows(res: CSVMResults) -> dict[str, str]:
+def _probability_rows(res: SummarySource) -> dict[str, str]:
     """Which method gives predict_proba, on how many points, and the class rule on the probability scale."""
-    from csvm_stats.fit_calibration import pending_description, planned_route
-
     ensembles = f"{res.probability_variant.upper()} with predict_proba(method='{res.probability_variant}')"
-    if planned_route(res) == "cross-fitted" and "calibration" not in vars(res):
-        return {"Probabilities": pending_description(res), "EBB probabilities": ensembles}
-    calibration = res.calibration
+    calibration = res.ready_calibration
+    if calibration is None:
+        return {"Probabilities": PENDING_DESCRIPTION, "EBB probabilities": ensembles}
     return {
         "Probabilities": calibration.describe(),
         "Rule as probability": f"{res.model.coding.positive!r} when P >= {calibration.threshold:.3g}",
@@ -247,7 +307,7 @@ def _probability_rows(res: CSVMResults) -> dict[str, str]:
     }
 
 
-def _solver_table(res: CSVMResults, timing: bool) -> pd.DataFrame:
+def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
     rec = res.solver
     pairs: dict[str, Any] = {
         "Backend": f"{rec.backend} {rec.backend_version}".strip(),
@@ -263,7 +323,14 @@ def _solver_table(res: CSVMResults, timing: bool) -> pd.DataFrame:
     return _key_values(pairs)
 
 
-def _rate_table(res: CSVMResults) -> pd.DataFrame:
+def _bound_text(value: float, method: str) -> str:
+    """A lower bound rounded down to 3 decimals; an order-statistic guarantee's target as given."""
+    if method == ORDER_STATISTIC:
+        return repr(float(value))
+    return "" if np.isnan(value) else round_down(value, 3)
+
+
+def _rate_table(res: SummarySource) -> pd.DataFrame:
     rows = {}
     for rate, r in res.rates.iterrows():
         rows[rate.upper()] = {
@@ -272,14 +339,14 @@ def _rate_table(res: CSVMResults) -> pd.DataFrame:
             "anchor (in-sample)": f"{r['anchor_correct']}/{r['anchor_n']} = {r['anchor_rate']:.3f}",
             "met": _fmt(r["met"]),
             "held-out": "" if r["heldout_n"] == 0 else f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}",
-            f"lower {1 - res.model.alpha:.0%}": _fmt(r["lower"], 3),
-            "joint lower": _fmt(r["joint_lower"], 3),
+            f"lower {level_percent(res.model.alpha)}": _bound_text(r["lower"], r["method"]),
+            "joint lower": _bound_text(r["joint_lower"], r["method"]),
             "method": r["method"],
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _coefficient_table(res: CSVMResults) -> pd.DataFrame:
+def _coefficient_table(res: SummarySource) -> pd.DataFrame:
     std = res.params_standardized
     return pd.DataFrame(
         {"coef": [_fmt(v) for v in res.params], "coef (standardised)": [_fmt(v) for v in std]},
@@ -287,38 +354,48 @@ def _coefficient_table(res: CSVMResults) -> pd.DataFrame:
     )
 
 
-def build_summary(res: CSVMResults, *, timing: bool = True) -> Summary:
-    """The CSVM report: model and data, solver, rates with statements, coefficients, notes."""
-    summary = Summary("Constrained SVM (CSVM) Results")
-    summary.add_table("Model and data", _model_table(res), align="left")
-    summary.add_table("Solver", _solver_table(res, timing), align="left")
-    summary.add_table("Rates (anchor = in-sample, held-out = certification sample)", _rate_table(res))
-    statements = [f"{rate.upper()}: {text}" for rate, text in res.statements.items()]
+def build_summary(
+    res: SummarySource, *, timing: bool = True, coefficients: tuple[str, pd.DataFrame] | None = None,
+    title: str = "Constrained SVM (CSVM) Results",
+) -> Summary:
+    """The CSVM report: model and data, solver, rates with statements, coefficients, notes.
+
+    ``coefficients`` = (caption, table) replaces the table of all coefficients
+    (the sparse CSVM lists its selected features there).
+    """
+    summary = Summary(title)
+    summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
+    summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
+    summary.add_df(_rate_table(res), caption="Rates (anchor = in-sample, held-out = certification sample)")
+    statements = {str(rate).upper(): str(text) for rate, text in res.statements.items()}
     if len(statements) > 1:
-        statements.append(f"Joint: {res.joint_statement}")
-    summary.add_text("Confidence statements", statements)
-    if res.is_linear:
-        summary.add_table("Coefficients (decision f(x) >= 0 means positive)", _coefficient_table(res))
+        statements["Joint"] = res.joint_statement
+    summary.add_paragraphs("Confidence statements", statements)
+    if coefficients is not None:
+        summary.add_df(coefficients[1], caption=coefficients[0])
+    elif res.is_linear:
+        summary.add_df(_coefficient_table(res), caption="Coefficients (decision f(x) >= 0 means positive)")
     else:
-        summary.add_table("Kernel solution", _key_values(res.support.to_dict()), align="left")
+        summary.add_df(_key_values(res.support.to_dict()), header=False, align="l", caption="Kernel solution")
     if len(res.rates) > 1 and res.split.holdout.size:
-        summary.add_note(
-            f"Each confidence statement holds separately at {1 - res.model.alpha:.0%}; "
+        summary.add_text(
+            f"Each confidence statement holds separately at {level_percent(res.model.alpha)}; "
             "for a statement about all rates at once use the joint one."
         )
-    summary.add_note(
+    summary.add_text(
         "The anchor-sample rates are in-sample: the hyperplane was chosen to satisfy them, so the margin "
         f"({res.model.bound}) does not make them a confidence statement. Only the held-out statements hold."
     )
     cost = res.guarantee_cost
     if cost is not None:
-        summary.add_note(
+        summary.add_text(
             f"Guarantee mode moved the intercept from {cost['csvm_intercept']:.4f} to {cost['guarantee_intercept']:.4f}; "
             f"cost on the other class: held-out {RATE_LABELS[cost['rate']]} {cost['correct_csvm_intercept']}/{cost['n']} "
             f"with the CSVM intercept, {cost['correct_guarantee_intercept']}/{cost['n']} with the guarantee intercept."
         )
-    if "calibration" in vars(res):  # computed for the model table (held-out) or on request (cross-fitted)
-        summary.add_note(res.calibration.rule_statement(repr(res.model.coding.positive)) + ".")
+    calibration = res.ready_calibration
+    if calibration is not None:
+        summary.add_text(calibration.rule_statement(repr(res.model.coding.positive)) + ".")
     for note in res.warnings:
-        summary.add_note(note)
+        summary.add_text(note)
     return summary

@@ -97,12 +97,24 @@ def primal_bounds(
         centre = reference.w
         radius = np.sqrt(max(U - dual, 0.0)) + np.sqrt(max(reference.primal - dual, 0.0))
     least_ww = max(0.0, np.linalg.norm(centre) - radius) ** 2
-    budget = U - least_ww
 
     def score_range(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         s, r = phi @ centre, radius * np.linalg.norm(phi, axis=1)
         return s - r, s + r
 
+    b_lo, b_hi, xi_hi, anchor_lo, anchor_hi = _intercept_and_margins(
+        score_range, U - least_ww, phi_train, y_train, phi_anchor, y_anchor, C, weight
+    )
+    return PrimalBounds(U, float(radius), centre - radius, centre + radius, b_lo, b_hi, xi_hi, anchor_lo, anchor_hi)
+
+
+def _intercept_and_margins(score_range, budget: float, phi_train, y_train, phi_anchor, y_anchor, C, weight):
+    """Fact 2 of the module docstring for any range of the scores ``w'phi`` over the admissible w.
+
+    ``score_range(phi)`` gives, per row, the least and the largest ``w'phi``;
+    ``budget`` bounds the weighted hinge sum ``C sum s_i hinge_i``. Returns
+    ``(b_lo, b_hi, xi_hi, anchor_lo, anchor_hi)``.
+    """
     lo_i, hi_i = score_range(phi_train)
     pos, neg = y_train > 0, y_train < 0
     cw = C * weight
@@ -121,4 +133,35 @@ def primal_bounds(
     lo_j, hi_j = score_range(phi_anchor)
     anchor_lo = np.where(y_anchor > 0, lo_j + b_lo, -(hi_j + b_hi))
     anchor_hi = np.where(y_anchor > 0, hi_j + b_hi, -(lo_j + b_lo))
-    return PrimalBounds(U, float(radius), centre - radius, centre + radius, float(b_lo), float(b_hi), xi_hi, anchor_lo, anchor_hi)
+    return float(b_lo), float(b_hi), xi_hi, anchor_lo, anchor_hi
+
+
+def l1_primal_bounds(
+    upper: float,
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    C: float,
+    weight: np.ndarray,
+) -> PrimalBounds:
+    r"""The bounds of the module docstring for the L1-norm CSVM.
+
+    Its objective is :math:`G(w, b) = \|w\|_1 + C \sum s_i \mathrm{hinge}_i`;
+    every solution with :math:`G \le U` has :math:`\|w\|_1 \le U`, hence
+    :math:`|w^\top\phi| \le U \|\phi\|_\infty` (Hoelder) and
+    :math:`|w_f| \le U`, and its weighted hinge sum is at most U; fact 2 then
+    gives the intervals for b, the slacks and the anchor margins. ``radius``
+    is U, the L1 ball's radius.
+    """
+    U = upper * (1.0 + UPPER_SLACK) + 1e-9
+
+    def score_range(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = U * np.abs(phi).max(axis=1, initial=0.0)
+        return -r, r
+
+    b_lo, b_hi, xi_hi, anchor_lo, anchor_hi = _intercept_and_margins(
+        score_range, U, phi_train, y_train, phi_anchor, y_anchor, C, weight
+    )
+    p = phi_train.shape[1]
+    return PrimalBounds(U, float(U), np.full(p, -U), np.full(p, U), b_lo, b_hi, xi_hi, anchor_lo, anchor_hi)

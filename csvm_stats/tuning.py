@@ -409,7 +409,7 @@ def _fit_and_score(
     settings: _Settings, seed: int,
 ) -> _CSVMOutcome:
     """Split the training part into I, J (and H), solve the CSVM, score it on the test part."""
-    from csvm_stats.certification import umbrella_intercept
+    from csvm_stats.certification import linear_scores, umbrella_intercept
     from csvm_stats.engine import fit_csvm
 
     fractions = DEFAULT_FRACTIONS if spec.guarantee else (
@@ -432,13 +432,13 @@ def _fit_and_score(
     message = fit.record.message
     if spec.guarantee:
         holdout = split.holdout
-        scores = fit.decision_function(X_train[holdout]) - fit.intercept
+        scores, tolerance = linear_scores(fit.feature_map.transform(X_train[holdout]), fit.coef)
         try:
-            reset = umbrella_intercept(scores, y_train[holdout], rate, p0, spec.alpha)
+            reset = umbrella_intercept(scores, y_train[holdout], rate, p0, spec.alpha, tolerance=tolerance)
         except DataError as error:
             return _CSVMOutcome(None, target, anchor_rate, "failed", fit.record.wall_time,
                                 f"guarantee: {error}")
-        decision = decision - fit.intercept + reset.intercept
+        decision = fit.feature_map.transform(X_test) @ fit.coef + reset.intercept
         message = f"intercept reset on {reset.n} held-out points (rank {reset.rank})"
     predicted = np.where(decision >= 0, 1, -1)
     return _CSVMOutcome(Rates.from_predictions(y_test, predicted), target, anchor_rate,
@@ -576,7 +576,7 @@ def nested_cv(
     outer_folds: int = 10,
     inner_folds: int = 10,
     anchor_fraction: float = 0.5,
-    big_m: float | None = 100.0,
+    big_m: float | None = None,
     solver: str = "auto",
     options: SolverOptions | None = None,
     seed: int = 0,

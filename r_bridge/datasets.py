@@ -1,9 +1,16 @@
 """R data sets and R data files as pandas objects.
 
 ``load_dataset`` runs R's ``utils::data()`` for a package's data set;
-``load_rdata`` is R's ``load()`` for ``.rda``/``.RData`` files, with a
-pure-Python reader when R is not available. Both convert through
+``load_rdata`` and ``load_rds`` read ``.rda``/``.RData``/``.rds`` files with
+the pure-Python ``rdata`` parser by default, which reads only data and
+refuses functions, environments and promises. Both convert through
 :func:`r_bridge.to_pandas.to_python` (types and NA as documented there).
+
+Reading a file through R (``engine="r"``) runs R's ``load()``/``readRDS()``,
+which on R before 4.4.0 restore a crafted promise that runs arbitrary code
+when the object is used (CVE-2024-27322); rpy2 uses it at once. So
+``engine="r"`` is refused on R < 4.4.0 unless the caller says the file is
+trusted (``trusted=True``: a file you wrote yourself).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from r_bridge.rtree import RNode
 from r_bridge.to_pandas import to_python
 
 Engine = Literal["auto", "r", "python"]
+#: First R release whose unserialize no longer restores promises (CVE-2024-27322).
+R_FIXED_VERSION = (4, 4, 0)
 
 
 def load_dataset(name: str, package: str | None = None) -> Any:
@@ -71,26 +80,30 @@ def available_datasets(package: str | None = None) -> dict[str, str]:
     return listed
 
 
-def load_rdata(path: str | Path, engine: Engine = "auto") -> dict[str, Any]:
+def load_rdata(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> dict[str, Any]:
     """The objects of an ``.rda``/``.RData`` file by name, as R's ``load()`` restores them.
 
-    ``engine="r"`` loads through R (rpy2), ``"python"`` through the pure-Python
-    ``rdata`` reader, ``"auto"`` uses R when it is available and ``rdata``
-    otherwise. Both engines give the same types and values.
+    ``engine="python"`` (the default; ``"auto"`` is the same) reads the file
+    with the pure-Python ``rdata`` parser, which never runs anything from the
+    file. ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
+    code hidden in the file (CVE-2024-27322), so it is refused there unless
+    ``trusted=True`` says the file is one you trust. Both engines give the
+    same types and values.
     """
-    return {name: to_python(node) for name, node in read_rdata_nodes(path, engine).items()}
+    return {name: to_python(node) for name, node in read_rdata_nodes(path, engine, trusted=trusted).items()}
 
 
-def load_rds(path: str | Path, engine: Engine = "auto") -> Any:
+def load_rds(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> Any:
     """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines as in :func:`load_rdata`)."""
-    return to_python(read_rds_node(path, engine))
+    return to_python(read_rds_node(path, engine, trusted=trusted))
 
 
-def read_rds_node(path: str | Path, engine: Engine = "auto") -> RNode:
+def read_rds_node(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> RNode:
     """The object of an ``.rds`` file as an :class:`RNode` tree (see :func:`load_rds`)."""
     path = _checked_path(path, engine)
-    if _use_python(engine):
+    if engine != "r":
         return read_rds_file(path)
+    check_r_engine(path, trusted)
     return node_from_sexp(rsession.r_function("readRDS")(rsession.r_string(str(path))))
 
 
@@ -98,20 +111,33 @@ def _checked_path(path: str | Path, engine: Engine) -> Path:
     if engine not in ("auto", "r", "python"):
         raise ValueError(f"engine must be 'auto', 'r' or 'python', not {engine!r}")
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a directory, not an R data file")
     if not path.is_file():
         raise FileNotFoundError(f"R data file {str(path)!r} does not exist")
     return path
 
 
-def _use_python(engine: Engine) -> bool:
-    return engine == "python" or (engine == "auto" and not rsession.r_available())
+def check_r_engine(path: Path, trusted: bool) -> None:
+    """Refuse reading ``path`` through R before 4.4.0 (CVE-2024-27322) unless the file is ``trusted``."""
+    if trusted:
+        return
+    version = rsession.r_version()
+    if version < R_FIXED_VERSION:
+        raise DataError(
+            f"refusing to read {str(path)!r} with R {'.'.join(map(str, version))}: R before 4.4.0 runs code "
+            "hidden in a crafted R data file when it is loaded (CVE-2024-27322). Read it with "
+            "engine='python' (the default, which never runs code from the file), upgrade R to 4.4.0 or "
+            "later, or, only for a file you trust, pass trusted=True."
+        )
 
 
-def read_rdata_nodes(path: str | Path, engine: Engine = "auto") -> dict[str, RNode]:
+def read_rdata_nodes(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> dict[str, RNode]:
     """The objects of an R data file as :class:`RNode` trees (see :func:`load_rdata`)."""
     path = _checked_path(path, engine)
-    if _use_python(engine):
+    if engine != "r":
         return read_rdata_file(path)
+    check_r_engine(path, trusted)
     environment = rsession.new_environment()
     rsession.r_function("load")(rsession.r_string(str(path)), envir=environment)
     return {name: node_from_sexp(value) for name, value in rsession.environment_objects(environment).items()}

@@ -46,6 +46,15 @@ def r_function(name: str, namespace: str = "base") -> Any:
     return environment.find(name)
 
 
+@functools.cache
+def r_version() -> tuple[int, int, int]:
+    """The version of the embedded R as (major, minor, patch), from ``R.Version()``."""
+    info = r_function("R.Version")()
+    fields = dict(zip(info.names, info))
+    minor, _, patch = str(fields["minor"][0]).partition(".")
+    return int(fields["major"][0]), int(minor), int(patch or 0)
+
+
 def r_string(value: str) -> Any:
     """A length-one R character vector."""
     return rinterface().StrSexpVector([value])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -61,6 +62,24 @@ def test_fit_returns_new_results_and_leaves_model_unchanged(frame):
     assert not np.array_equal(r1.split.anchor, r2.split.anchor)
     assert vars(model).keys() == before.keys()
     assert all(vars(model)[k] is before[k] for k in before)
+
+
+def test_a_fit_without_seed_draws_one_keeps_it_and_can_be_repeated(frame, tmp_path):
+    from csvm_stats import r_api
+    from csvm_stats.persistence import load_model, save_model
+
+    model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial")
+    first = model.fit(**FAST)
+    seed = first.random_state
+    assert isinstance(seed, int) and 0 <= seed < 10**9
+    assert re.search(rf"^Random state \(seed\) +{seed}$", first.summary().as_text(), flags=re.MULTILINE)
+    again = model.fit(random_state=seed, **FAST)
+    assert np.array_equal(first.split.anchor, again.split.anchor)
+    assert np.array_equal(first.split.holdout, again.split.holdout)
+    np.testing.assert_allclose(again.params, first.params, rtol=1e-6, atol=1e-6)
+    assert load_model(save_model(first, tmp_path / "m.csvm")).random_state == seed
+    assert r_api.export(first)["random_state"] == seed
+    assert model.fit(random_state=7, **FAST).random_state == 7
 
 
 def test_rate_table_and_anchor_constraint(fitted):
@@ -200,6 +219,46 @@ def test_guarantee_needs_a_single_class_rate(frame):
     small = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.95, bound="none")
     with pytest.raises(DataError, match="held-out positives"):
         small.fit(guarantee=True, random_state=0, **FAST)
+
+
+def test_guarantee_mode_checks_the_heldout_size_before_solving(frame, monkeypatch):
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the CSVM was solved although guarantee mode could not be used")
+
+    monkeypatch.setattr("csvm_stats.model.fit_csvm", no_solve)
+    small = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.95, bound="none")
+    with pytest.raises(DataError, match="needs at least 59 held-out positives"):
+        small.fit(guarantee=True, random_state=0, **FAST)
+
+
+@pytest.mark.parametrize("rate", ["tpr", "tnr"])
+def test_guarantee_mode_with_binary_predictors_counts_threshold_ties_as_correct(rate):
+    """Binary predictors: many held-out points share the threshold score, and all of them count.
+
+    With this seed the old rule (threshold rebuilt as (w'x + b0) - b0) left the
+    threshold point and its ties misclassified for both rates.
+    """
+    rng = np.random.default_rng(19)
+    n = 240
+    a, b, c = (rng.integers(0, 2, n) for _ in range(3))
+    sick = rng.random(n) < 0.2 + 0.25 * a + 0.2 * b + 0.1 * c
+    data = pd.DataFrame({"status": np.where(sick, "sick", "healthy"), "a": a, "b": b, "c": c})
+    model = CSVM.from_formula("status ~ a + b + c", data, **{f"{rate}_min": 0.7}, bound="none")
+    res = model.fit(random_state=2, guarantee=True, time_limit=10, threads=1)  # an incumbent suffices here
+    g = res.umbrella
+    holdout = res.split.holdout
+    y = res.model.y[holdout]
+    in_class = y == (1.0 if rate == "tpr" else -1.0)
+    scores = res._fitted_scores[holdout]
+    tied = in_class & (np.abs(scores - g.threshold) <= max(g.tolerance, 1e-12))
+    assert tied.sum() > 1  # several held-out points share the threshold score
+    predicted = res.predict(data.iloc[holdout]).to_numpy()
+    wanted = "sick" if rate == "tpr" else "healthy"
+    assert (predicted[tied] == wanted).all()
+    row = res.rates.loc[rate]
+    assert row["heldout_correct"] >= g.guaranteed_correct == g.n - g.rank + 1
+    assert f"at least {g.guaranteed_correct} by construction" in res.statements[rate]
+    assert res.statements[rate].startswith("With 95% confidence") and "at least 0.7 (" in res.statements[rate]
 
 
 @pytest.mark.parametrize(

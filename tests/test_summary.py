@@ -60,14 +60,29 @@ def test_summary_is_deterministic_and_renders_everywhere():
 
 def test_summary_object_layout():
     s = Summary("T")
-    s.add_table("numbers", pd.DataFrame({"a": ["1", "22"]}, index=["x", "y"]))
-    s.add_text("words", ["one paragraph"])
-    s.add_note("careful & <sure>")
+    s.add_df(pd.DataFrame({"a": ["1", "22"]}, index=["x", "y"]), caption="numbers")
+    s.add_paragraphs("words", {"P": "one paragraph"})
+    s.add_text("careful & <sure>")
     text = s.as_text()
     assert text.splitlines()[0].strip() == "T" and "[1] careful & <sure>" in text
+    assert "numbers" in text and "P: one paragraph" in text
     assert "careful &amp; &lt;sure&gt;" in s.as_html()
     assert "careful \\& <sure>" in s.as_latex()
     assert str(s) == text
+
+
+def test_summary_is_a_statsmodels_summary():
+    """A statsmodels user finds the object they know: tables, settings, extra_txt, add_dict, as_*."""
+    from statsmodels.iolib.summary2 import Summary as StatsmodelsSummary
+
+    summary = golden_results().summary(timing=False)
+    assert isinstance(summary, StatsmodelsSummary)
+    assert all(isinstance(t, pd.DataFrame) for t in summary.tables)
+    assert len(summary.settings) == len(summary.tables)
+    assert summary.extra_txt and summary.extra_txt[0].startswith("The anchor-sample rates")
+    summary.add_dict({"extra key": 1.5})  # statsmodels' own method on our summary
+    assert re.search(r"^extra key\s+1\.5000$", summary.as_text(), flags=re.MULTILINE)
+    assert "extra key" in summary.as_html() and "extra key" in summary.as_latex()
 
 
 @pytest.mark.parametrize("timing", [True, False])

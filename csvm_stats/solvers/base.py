@@ -24,6 +24,7 @@ class Status(str, enum.Enum):
     TIME_LIMIT = "time limit (incumbent)"
     INFEASIBLE = "infeasible"
     NO_SOLUTION = "no solution found"
+    INTERRUPTED = "interrupted"  # the user pressed Ctrl-C (SIGINT); callers re-raise KeyboardInterrupt
     ERROR = "error"
 
     @property
@@ -66,6 +67,7 @@ class SolveRecord:
     backend_version: str
     formulation: str
     message: str = ""
+    exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.problem import MIQP
-from csvm_stats.solvers._common import Stopwatch, solve_record
+from csvm_stats.solvers._common import Stopwatch, solve_record, sparse_rows
 from csvm_stats.solvers.base import Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
@@ -54,7 +54,9 @@ def _status(model, gp) -> Status:
         return Status.OPTIMAL
     if code in (gp.GRB.INFEASIBLE, gp.GRB.INF_OR_UNBD):
         return Status.INFEASIBLE
-    if code in (gp.GRB.TIME_LIMIT, gp.GRB.NODE_LIMIT, gp.GRB.INTERRUPTED, gp.GRB.SOLUTION_LIMIT, gp.GRB.SUBOPTIMAL):
+    if code == gp.GRB.INTERRUPTED:
+        return Status.INTERRUPTED
+    if code in (gp.GRB.TIME_LIMIT, gp.GRB.NODE_LIMIT, gp.GRB.SOLUTION_LIMIT, gp.GRB.SUBOPTIMAL):
         return Status.TIME_LIMIT if model.SolCount > 0 else Status.NO_SOLUTION
     return Status.ERROR
 
@@ -116,9 +118,10 @@ class GurobiBackend:
                     x.Start = problem.start
                     if cuts is not None:
                         cuts.set_start(problem.start)
+                converged = True
                 try:
                     if cuts is not None and problem.binary.size == 0:
-                        cuts.kelley(options.time_limit)  # an LP: Gurobi calls no MIP callback
+                        converged = cuts.kelley(watch, options.time_limit)  # an LP: Gurobi calls no MIP callback
                     else:
                         model.optimize(cuts.callback if cuts is not None else None)
                 except gp.GurobiError as err:
@@ -131,6 +134,8 @@ class GurobiBackend:
                     raise SolverError(f"Gurobi failed: {err}") from err
                 wall, cpu = watch.elapsed()
                 status = _status(model, gp)
+                if status is Status.OPTIMAL and not converged:  # the cutting-plane loop stopped short
+                    status = Status.TIME_LIMIT
                 values = np.asarray(x.X, dtype=float) if status.has_solution else None
                 bound = float(model.ObjBound) if status.has_solution else math.nan
                 formulation = (
@@ -170,11 +175,10 @@ class GurobiBackend:
             model.addMConstr(problem.A[upper], x, "<", hi[upper])
         ind = problem.indicators
         if ind is not None:
-            A = ind.A.tocsr()
-            for k in range(A.shape[0]):
-                lo_k, hi_k = A.indptr[k], A.indptr[k + 1]
-                expr = gp.LinExpr(A.data[lo_k:hi_k].tolist(), [x[int(c)] for c in A.indices[lo_k:hi_k]])
-                model.addGenConstrIndicator(x[int(ind.binary[k])], True, expr, gp.GRB.GREATER_EQUAL, float(ind.rhs[k]))
+            xs = x.tolist()  # gurobipy Var objects: a LinExpr takes no MVar elements
+            for k, (cols, vals) in enumerate(sparse_rows(ind.A)):
+                expr = gp.LinExpr(vals.tolist(), [xs[int(c)] for c in cols])
+                model.addGenConstrIndicator(xs[int(ind.binary[k])], True, expr, gp.GRB.GREATER_EQUAL, float(ind.rhs[k]))
         return x
 
 
@@ -214,28 +218,35 @@ class _TangentCuts:
                 self.model.addConstr(self._cut(k, float(point[var.index])))
                 self.n_cuts += 1
 
-    def kelley(self, time_limit: float, max_rounds: int = 500, keep: int = 4) -> None:
+    def kelley(self, watch: Stopwatch, time_limit: float, max_rounds: int = 500, keep: int = 4) -> bool:
         """Cutting-plane loop for a problem without binaries: solve, cut, repeat.
 
         Only the ``keep`` newest cuts of each coordinate stay in the model (the
         tangents nearest the optimum), so it stays within the size-limited licence.
+        Returns whether the last point meets every epigraph within the cut
+        tolerance; ``False`` when the round limit or the time limit (wall time
+        of the whole loop) stopped it first.
         """
         model = self.model
         history: list[list] = [[] for _ in self.xq]
         for _ in range(max_rounds):
+            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[0])
             model.optimize()
             if model.Status != self.gp.GRB.OPTIMAL:
-                return
+                return False
             xv = np.array([v.X for v in self.xq])
             tv = np.array([v.X for v in self.t])
             violated = np.flatnonzero(xv * xv - tv > self.tol * np.maximum(1.0, xv * xv))
-            if violated.size == 0 or model.Runtime >= time_limit:
-                return
+            if violated.size == 0:
+                return True
+            if watch.elapsed()[0] >= time_limit:
+                return False
             for k in violated:
                 history[k].append(model.addConstr(self._cut(int(k), float(xv[k]))))
                 self.n_cuts += 1
                 if len(history[k]) > keep:
                     model.remove(history[k].pop(0))
+        return False
 
     def callback(self, model, where) -> None:
         gp = self.gp

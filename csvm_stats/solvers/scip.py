@@ -29,7 +29,7 @@ _STATUS = {
     "inforunbd": Status.INFEASIBLE,
     "timelimit": Status.TIME_LIMIT,
     "nodelimit": Status.TIME_LIMIT,
-    "userinterrupt": Status.TIME_LIMIT,
+    "userinterrupt": Status.INTERRUPTED,  # Ctrl-C: SCIP's own SIGINT handler stopped the solve
     "memlimit": Status.TIME_LIMIT,
     "sollimit": Status.TIME_LIMIT,
     "bestsollimit": Status.TIME_LIMIT,

@@ -1,0 +1,186 @@
+r"""Statements about per-class recalls of the argmax rule that actually hold.
+
+The recall of class k is :math:`R_k = P(\hat y(X) = k \mid Y = k)`. The
+held-out sample H is never seen by the optimisation, and its points of
+class k are i.i.d. draws from class k, so:
+
+* :func:`recall_bounds` - k of n held-out points of the class classified
+  correctly give the exact one-sided Clopper-Pearson bound; the joint version
+  over m classes uses :math:`\alpha/m` each (Bonferroni), so all m bounds
+  hold together with probability at least :math:`1 - \alpha`.
+* :func:`guarantee_shift` - guarantee mode. Let S be the constrained classes.
+  Their offsets move together by a common shift t against the other classes:
+  :math:`b_k(t) = b_k + t\,[k \in S]`. For :math:`k \in S` a point x of class
+  k wins strictly iff :math:`A_k(x) > 0` and :math:`B_k(x) + t > 0`, with
+  :math:`A_k = f_k - \max_{l \in S \setminus k} f_l` (the other constrained
+  classes move with it) and :math:`B_k = f_k - \max_{l \notin S} f_l`, so
+  the recall of every constrained class is non-decreasing in t, and x is
+  correct iff :math:`t > \tau_k(x)` with :math:`\tau_k = -B_k` when
+  :math:`A_k > 0` and :math:`+\infty` otherwise. The order-statistic rule
+  (Tong, Feng and Li 2018; :func:`csvm_stats.bounds.order_statistic_rank`)
+  at level :math:`\alpha/|S|` picks :math:`t_k`, the r-th largest
+  :math:`\tau_k` on :math:`H_k`, with
+  :math:`P(P(\tau_k(X) \le t_k) < p_k) \le \alpha/|S|`; the shift
+  :math:`t = \max_k t_k` (nudged up so that ties count as errors) is at
+  least every :math:`t_k`, hence by monotonicity all required recalls hold
+  together with probability at least :math:`1 - \alpha`. t depends only on
+  the held-out points of S, so the Clopper-Pearson bounds of the other
+  classes stay valid. When every class is constrained no shift changes
+  anything (raising all offsets at once changes no decision); the rule then
+  passes only if each class already has enough correct held-out points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from csvm_stats.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
+from csvm_stats.certification import floor2, ordinal
+from csvm_stats.exceptions import DataError
+
+TIE_NUDGE = 1e-9
+
+
+def argmax_rule(scores: np.ndarray) -> np.ndarray:
+    """Class positions of the largest score per row (the first on a tie)."""
+    return np.asarray(scores).argmax(axis=1)
+
+
+def recall_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(n_k, correct_k)`` per class position."""
+    n = np.bincount(y, minlength=n_classes)
+    correct = np.bincount(y[predicted == y], minlength=n_classes)
+    return n, correct
+
+
+def confusion_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> np.ndarray:
+    """``(K, K)`` counts, rows the true class, columns the predicted one."""
+    out = np.zeros((n_classes, n_classes), dtype=int)
+    np.add.at(out, (y, predicted), 1)
+    return out
+
+
+@dataclass(frozen=True)
+class RecallBound:
+    """Clopper-Pearson lower bounds for one class's recall, separate and joint."""
+
+    n: int
+    correct: int
+    lower: float
+    joint_lower: float
+
+    @property
+    def rate(self) -> float:
+        return self.correct / self.n if self.n else float("nan")
+
+
+def recall_bounds(n: Sequence[int], correct: Sequence[int], alpha: float, n_statements: int) -> list[RecallBound]:
+    """Separate (alpha) and Bonferroni-joint (alpha / n_statements) bounds for each class."""
+    m = max(int(n_statements), 1)
+    return [
+        RecallBound(int(nk), int(ck), clopper_pearson_lower(int(ck), int(nk), alpha),
+                    clopper_pearson_lower(int(ck), int(nk), alpha / m))
+        for nk, ck in zip(n, correct)
+    ]
+
+
+@dataclass(frozen=True)
+class GuaranteeShift:
+    """The common shift of the constrained classes' offsets set on held-out scores.
+
+    ``ranks[k]`` and ``n[k]``: class k's threshold is the r-th largest of its n
+    held-out :math:`\\tau_k`; ``alpha_each`` = alpha / |S|.
+    """
+
+    classes: tuple[int, ...]
+    targets: Mapping[int, float]
+    alpha: float
+    n: Mapping[int, int]
+    ranks: Mapping[int, int]
+    shift: float
+
+    @property
+    def alpha_each(self) -> float:
+        return self.alpha / len(self.classes)
+
+    def offsets(self, intercept: np.ndarray) -> np.ndarray:
+        """The CSVM offsets with the shift added to the constrained classes."""
+        out = np.asarray(intercept, dtype=float).copy()
+        out[list(self.classes)] += self.shift
+        return out
+
+
+def _thresholds(scores: np.ndarray, k: int, constrained: np.ndarray) -> np.ndarray:
+    """:math:`\\tau_k` of the module docstring for rows ``scores`` (offsets included) of class k."""
+    own = scores[:, k]
+    rivals_in = constrained.copy()
+    rivals_in[k] = False
+    a = own - scores[:, rivals_in].max(axis=1) if rivals_in.any() else np.full(own.shape, np.inf)
+    b = own - scores[:, ~constrained].max(axis=1) if (~constrained).any() else np.full(own.shape, np.inf)
+    return np.where(a > 0, -b, np.inf)
+
+
+def guarantee_shift(
+    scores: np.ndarray, y: np.ndarray, targets: Mapping[int, float], alpha: float, names: Sequence[str]
+) -> GuaranteeShift:
+    """The shift t of the module docstring from held-out ``scores`` (n, K, offsets included) and labels ``y``.
+
+    ``names`` are the class labels for the error messages. Raises
+    :class:`DataError` when a class has too few held-out points for the rule or
+    no shift can meet its requirement.
+    """
+    K = scores.shape[1]
+    classes = tuple(sorted(targets))
+    constrained = np.zeros(K, dtype=bool)
+    constrained[list(classes)] = True
+    alpha_each = alpha / len(classes)
+    ranks: dict[int, int] = {}
+    sizes: dict[int, int] = {}
+    shifts = []
+    for k in classes:
+        tau = _thresholds(scores[y == k], k, constrained)
+        n = tau.size
+        rank = order_statistic_rank(n, targets[k], alpha_each)
+        if rank is None:
+            raise DataError(
+                f"guarantee mode for the recall of {names[k]!r} >= {targets[k]:g} at level {alpha_each:.4g} "
+                f"(alpha / {len(classes)} constrained classes) needs at least {binomial_min_n(targets[k], alpha_each)} "
+                f"held-out points of the class, but the held-out sample has {n}. Enlarge the held-out share "
+                "(fractions=) or the data."
+            )
+        t_k = float(np.sort(tau)[::-1][rank - 1])
+        if np.isposinf(t_k):
+            how = ("every class is constrained, so no common shift changes a decision"
+                   if constrained.all() else "they lose to another constrained class whatever the shift")
+            raise DataError(
+                f"guarantee mode cannot certify the recall of {names[k]!r} >= {targets[k]:g}: more than "
+                f"{rank - 1} of its {n} held-out points are misclassified and {how}. Relax a target, constrain "
+                "fewer classes, or refit with another kernel or C."
+            )
+        ranks[k], sizes[k] = rank, n
+        shifts.append(t_k)
+    t = max(shifts)
+    t = 0.0 if np.isneginf(t) else t + TIE_NUDGE * max(1.0, abs(t))
+    return GuaranteeShift(classes, dict(targets), float(alpha), sizes, ranks, float(t))
+
+
+def recall_statement(name: str, lower: float, correct: int, n: int, alpha: float, *, joint_of: int = 1) -> str:
+    """One sentence for a Clopper-Pearson bound on a class's recall (rounded down)."""
+    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {1 - alpha / joint_of:.4g}"
+    return (
+        f"With {1 - alpha:.0%} confidence the recall of class {name!r} is at least {floor2(lower)} "
+        f"(held-out: {correct} of {n} correct; {how})."
+    )
+
+
+def guarantee_recall_statement(name: str, g: GuaranteeShift, k: int) -> str:
+    """The sentence for a constrained class in guarantee mode."""
+    return (
+        f"With {100 * (1 - g.alpha_each):.4g}% confidence the recall of class {name!r} is at least "
+        f"{floor2(g.targets[k])} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
+        "sample: threshold at the "
+        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule at alpha/{len(g.classes)})."
+    )

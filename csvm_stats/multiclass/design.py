@@ -1,0 +1,92 @@
+r"""Labels of several classes and the split stratified by class.
+
+:class:`ClassCoding` maps the user's labels to class positions ``0..K-1``
+(the order of a Categorical's categories, else sorted values, as R's
+``factor()`` orders them) and back, keeping the response's dtype.
+:func:`split_by_class` draws the training, anchor and held-out samples within
+each class, as :func:`csvm_stats.design.split_samples` does for two classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.design import SampleSplit, _as_series, split_samples
+from csvm_stats.exceptions import DataError
+
+
+@dataclass(frozen=True)
+class ClassCoding:
+    """The class labels in the user's coding, in order; ``dtype`` is the response's dtype."""
+
+    levels: tuple[Any, ...]
+    name: str | None = None
+    dtype: Any = None
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.levels)
+
+    def position(self, label: Any) -> int:
+        """The position of ``label`` among the levels (an unknown label is an error)."""
+        for k, level in enumerate(self.levels):
+            if level == label or str(level) == str(label):
+                return k
+        raise DataError(f"{label!r} is not one of the response's classes {list(self.levels)}.")
+
+    def encode(self, labels: Any) -> np.ndarray:
+        """Labels to class positions; missing or unknown labels are an error."""
+        values = _as_series(labels)
+        if values.isna().any():
+            raise DataError(
+                f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
+            )
+        lookup = {level: k for k, level in enumerate(self.levels)}
+        raw = values.to_numpy(dtype=object)
+        out = np.array([lookup.get(v, -1) for v in raw], dtype=int)
+        if np.any(out < 0):
+            bad = sorted({repr(v) for v in raw[out < 0]})
+            raise DataError(f"The response has label(s) {', '.join(bad)} outside the classes {list(self.levels)}.")
+        return out
+
+    def decode(self, positions: np.ndarray, index: pd.Index | None = None) -> pd.Series:
+        """Class positions back to the user's labels (and dtype)."""
+        labels = np.asarray(self.levels, dtype=object)[np.asarray(positions, dtype=int)]
+        out = pd.Series(labels, index=index, name=self.name, dtype=object)
+        return out if self.dtype is None else out.astype(self.dtype)
+
+
+def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
+    """Find the classes (at least two) and code the labels as positions."""
+    values = _as_series(labels)
+    name = None if values.name is None else str(values.name)
+    if values.isna().any():
+        raise DataError(
+            f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
+        )
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        used = set(values.unique().tolist())
+        levels = tuple(c for c in values.cat.categories if c in used)
+    else:
+        uniques = pd.unique(values.to_numpy(dtype=object))
+        try:
+            levels = tuple(sorted(uniques.tolist()))
+        except TypeError:
+            raise DataError(
+                f"The response mixes label types ({sorted({type(u).__name__ for u in uniques})}); use one type."
+            ) from None
+    if len(levels) < 2:
+        raise DataError(f"The response has a single class {list(levels)}; a classifier needs at least two.")
+    dtype = pd.CategoricalDtype(levels) if isinstance(values.dtype, pd.CategoricalDtype) else values.dtype
+    coding = ClassCoding(levels, name, dtype)
+    return coding, coding.encode(values)
+
+
+def split_by_class(y: np.ndarray, fractions: Sequence[float], random_state: int | None) -> SampleSplit:
+    """Stratified random split into training, anchor and held-out rows (classes in position order)."""
+    return split_samples(y, fractions, random_state, classes=np.unique(y))

@@ -1,0 +1,174 @@
+r"""Fit one multiclass CSVM: feature map -> warm start -> MIQP -> backend -> fit.
+
+The array-level kernel, as :func:`csvm_stats.engine.fit_csvm` is for two
+classes: labels are class positions ``0..K-1`` and the problem is the one of
+:mod:`csvm_stats.multiclass.problem`. Kernels go through the factorised
+feature map of :mod:`csvm_stats.kernels`, and so does the linear kernel with
+more columns than rows (the row-space factorisation: each optimal
+:math:`w_k` lies in the span of the rows of :math:`I \cup J`, so solving on
+the factor loses nothing); a linear solution is mapped back to the columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from csvm_stats.engine import DEFAULT_BIG_M, _as_matrix
+from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
+from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
+from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor
+from csvm_stats.multiclass.warmstart import MulticlassStart, multiclass_start
+from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
+
+
+@dataclass(frozen=True)
+class MulticlassFit:
+    """A solved multiclass CSVM: scores ``phi(x) @ coef.T + intercept``, rule argmax."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    feature_map: FeatureMap
+    z: np.ndarray
+    anchor_index: np.ndarray
+    record: SolveRecord
+    C: float
+    min_counts: Mapping[int, int]
+    big_m: np.ndarray = field(repr=False)
+    warm_start_objective: float | None = None
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        """``(n, K)`` class scores without offsets, :math:`w_k^\\top\\phi(x)`."""
+        return self.feature_map.transform(X) @ self.coef.T
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """``(n, K)`` class scores :math:`f_k(x) = w_k^\\top\\phi(x) + b_k`."""
+        return self.scores(X) + self.intercept
+
+
+def check_class_counts(min_counts: Mapping[int, int], y_anchor: np.ndarray, n_classes: int) -> dict[int, int]:
+    """Validate required anchor counts (class position -> count) against the anchor class sizes."""
+    out: dict[int, int] = {}
+    for k, count in min_counts.items():
+        if not 0 <= int(k) < n_classes:
+            raise DataError(f"class position {k!r} is not in 0..{n_classes - 1}.")
+        size = int(np.sum(y_anchor == k))
+        if size == 0:
+            raise DataError(
+                f"the anchor sample has no point of class {k}, so its recall cannot be constrained; "
+                "enlarge the anchor sample."
+            )
+        if not 0 <= int(count) <= size:
+            raise DataError(f"class {k} asks for {count} of its {size} anchor points.")
+        out[int(k)] = int(count)
+    return out
+
+
+def fit_multiclass_csvm(
+    X_train,
+    y_train,
+    X_anchor,
+    y_anchor,
+    n_classes: int,
+    *,
+    C: float = 1.0,
+    kernel: str | Callable | Kernel = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 1.0,
+    rank: int | None = None,
+    min_counts: Mapping[int, int] | None = None,
+    big_m: float | None = DEFAULT_BIG_M,
+    sample_weight=None,
+    solver: str = "auto",
+    options: SolverOptions | None = None,
+    warm_start: bool = True,
+) -> MulticlassFit:
+    """Solve the multiclass CSVM on training sample I and anchor sample J.
+
+    ``y_*`` are class positions ``0..n_classes-1``; ``min_counts`` maps a
+    class position to the number of its anchor points that must be
+    classified correctly with margin 1. ``big_m=None`` is the exact model
+    (proven per-row constants, indicator constraints where none is proven).
+
+    Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`,
+    :class:`SolverError` or :class:`DataError`.
+    """
+    X_i = _as_matrix(X_train, "X_train")
+    X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
+    if X_j.shape[1] != X_i.shape[1]:
+        raise DataError(f"X_anchor has {X_j.shape[1]} columns but X_train has {X_i.shape[1]}.")
+    y_i = np.asarray(y_train, dtype=int)
+    y_j = np.asarray(y_anchor, dtype=int) if X_j.shape[0] else np.empty(0, dtype=int)
+    if y_i.shape != (X_i.shape[0],) or y_j.shape != (X_j.shape[0],):
+        raise DataError("y_train and y_anchor must have one class position per row.")
+    K = int(n_classes)
+    if K < 2 or np.any((y_i < 0) | (y_i >= K)) or np.any((y_j < 0) | (y_j >= K)):
+        raise DataError(f"labels must be class positions 0..{K - 1} with at least two classes.")
+    missing = sorted(set(range(K)) - set(y_i.tolist()))
+    if missing:
+        raise DataError(f"the training sample has no point of class(es) {missing}; every class must occur in it.")
+    if not (np.isfinite(C) and C > 0):
+        raise DataError(f"C must be a positive number, got {C!r}.")
+    if big_m is not None and not big_m > 0:
+        raise DataError(f"big_m must be positive or None, got {big_m!r}.")
+    weight = np.ones(X_i.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if weight.shape != (X_i.shape[0],) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
+        raise DataError("sample_weight must be positive and finite, one per training row.")
+    counts = check_class_counts(min_counts or {}, y_j, K)
+    options = options or SolverOptions()
+
+    reference = np.vstack([X_i, X_j])
+    kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
+    fmap, phi = factorise(kern, reference, rank)
+    phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
+    anchor_index = constrained_anchor(y_j, counts)
+
+    start: MulticlassStart | None = None
+    if warm_start:
+        start = multiclass_start(
+            phi_i, y_i, phi_j, y_j, K, C=C, weight=weight, min_counts=counts, anchor_index=anchor_index
+        )
+    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight)
+    if start is None:
+        problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
+    else:
+        x0 = start.vector()
+        problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, start=x0, upper=start.objective, **build)
+        if problem.miqp.max_violation(x0) > 1e-6 * max(1.0, start.objective):
+            # the user's M is smaller than the start needs: solve without the start
+            problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
+
+    solution = solve(problem.miqp, solver, options)
+    record = replace(solution.record, exact=problem.exact)
+    described = ", ".join(f"class {k}: {c}/{int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
+    if record.status is Status.INFEASIBLE:
+        raise InfeasibleConstraintsError(
+            f"no classifier meets {described} ({kern.describe()} kernel, big_m={big_m}); relax a target, "
+            "use an RBF kernel, or big_m=None."
+        )
+    if record.status is Status.NO_SOLUTION:
+        raise NoSolutionError(
+            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without a solution meeting "
+            f"{described}; raise the time limit."
+        )
+    if record.status is Status.ERROR:
+        raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+    W, b, z = problem.read(solution.x)
+    if kern.is_linear and fmap.reference is not None:  # back from the row-space factor to the columns
+        W = (fmap.reference.T @ fmap.projection @ W.T).T
+        fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
+    return MulticlassFit(
+        coef=W,
+        intercept=b,
+        feature_map=fmap,
+        z=np.round(z),
+        anchor_index=anchor_index,
+        record=record,
+        C=float(C),
+        min_counts=counts,
+        big_m=problem.big_m,
+        warm_start_objective=None if start is None else start.objective,
+    )

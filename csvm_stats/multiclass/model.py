@@ -1,0 +1,224 @@
+r"""The multiclass CSVM model: ``CSVM.from_formula("type ~ .", data, recall_min={...})``.
+
+:class:`MulticlassCSVM` is reached through :class:`csvm_stats.model.CSVM`
+whenever ``recall_min`` is given or the response has more than two classes,
+so the user writes ``CSVM.from_formula("type ~ .", data, recall_min={"BL": 0.9,
+"EWS": 0.8}).fit()``. ``fit()`` splits the rows stratified by class into the
+training sample I, the anchor sample J and the held-out sample H,
+standardises with statistics of :math:`I \cup J`, turns each required recall
+into a required anchor count (:func:`csvm_stats.bounds.adjust_target`, the
+margin of the chosen ``bound``), solves the multiclass CSVM
+(:func:`csvm_stats.multiclass.engine.fit_multiclass_csvm`, exact by default:
+``big_m=None``) and certifies on H (:mod:`csvm_stats.multiclass.certification`).
+With two classes and ``recall_min`` this is the binary CSVM with cost 2C
+(see :mod:`csvm_stats.multiclass.problem`); ``tpr_min``/``tnr_min`` remain the
+binary interface.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
+from csvm_stats.design import DEFAULT_FRACTIONS, SampleSplit, Standardizer, check_fractions, explicit_split
+from csvm_stats.exceptions import DataError
+from csvm_stats.fitstate import resolve_seed
+from csvm_stats.model import CSVM, _design_frame
+from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
+from csvm_stats.solvers.base import SolverOptions
+
+
+def wants_multiclass(endog: Any, recall_min: Any) -> bool:
+    """Whether :class:`CSVM` should build a :class:`MulticlassCSVM`: recall_min given or more than two classes."""
+    if recall_min is not None:
+        return True
+    if endog is None:
+        return False
+    try:
+        values = pd.Series(np.asarray(endog, dtype=object).ravel()) if not isinstance(endog, pd.Series) else endog
+        return values.dropna().nunique() > 2
+    except (TypeError, ValueError):
+        return False
+
+
+class MulticlassCSVM(CSVM):
+    """Multiclass constrained SVM with required per-class recalls (argmax of per-class scores).
+
+    Parameters
+    ----------
+    endog : class labels (strings, numbers, bool or a Categorical), at least two classes.
+    exog : predictors, an (n, p) array or a numeric DataFrame.
+    recall_min : ``{class label: required recall}`` for any subset of the
+        classes (each strictly between 0 and 1), or ``None``.
+    alpha : level of the margins and of the held-out statements.
+    bound : margin turning a required recall into an anchor count
+        (``"hoeffding"``, ``"binomial"`` or ``"none"``).
+    kernel, C, gamma, degree, coef0, rank : as for :class:`CSVM`; the
+        objective is ``sum_k ||w_k||^2 + C * sum(xi)`` (Crammer-Singer hinge).
+    big_m : ``None`` (default) solves the exact model with proven per-row
+        constants (indicator constraints where none is proven); a number caps them.
+    standardize, fractions, samples : as for :class:`CSVM`.
+    tpr_min, tnr_min, acc_min, positive, penalty, max_features, screen :
+        options of the two-class model, accepted only to be refused with a
+        message (:class:`CSVM` passes every argument here).
+    """
+
+    def __init__(
+        self,
+        endog: Any,
+        exog: Any,
+        *,
+        recall_min: Mapping[Any, float] | None = None,
+        alpha: float = 0.05,
+        bound: str = "hoeffding",
+        kernel: str | Callable[[np.ndarray, np.ndarray], np.ndarray] = "linear",
+        C: float = 1.0,
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 1.0,
+        rank: int | None = None,
+        big_m: float | None = None,
+        standardize: bool = True,
+        fractions: Sequence[float] = DEFAULT_FRACTIONS,
+        samples: Mapping[str, Sequence[int]] | None = None,
+        tpr_min: float | None = None,
+        tnr_min: float | None = None,
+        acc_min: float | None = None,
+        positive: Any = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
+    ) -> None:
+        binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
+                                          ("positive", positive), ("max_features", max_features),
+                                          ("screen", screen)) if v is not None}
+        if penalty != "l2":
+            binary_only["penalty"] = penalty
+        if binary_only:
+            raise DataError(
+                f"{sorted(binary_only)} belong to the two-class model; with several classes (or recall_min) state "
+                "the required recall of each class: recall_min={'label': 0.9, ...}."
+            )
+        self.exog = _design_frame(exog)
+        n = self.exog.shape[0]
+        if len(endog) != n:
+            raise DataError(f"endog has {len(endog)} rows but exog has {n}; they must match.")
+        if isinstance(endog, pd.Series) and isinstance(exog, pd.DataFrame) and not endog.index.equals(exog.index):
+            raise DataError("endog and exog have different row indexes; align them first.")
+        self.endog = endog
+        self.coding: ClassCoding
+        self.coding, self.y = encode_classes(endog)
+        self.recall_min: dict[int, float] = {}
+        if recall_min is not None and not isinstance(recall_min, Mapping):
+            raise DataError(f"recall_min must map class labels to required recalls, got {recall_min!r}.")
+        for label, value in (recall_min or {}).items():
+            k = self.coding.position(label)
+            self.recall_min[k] = check_probability(value, f"recall_min[{label!r}] (the required recall)")
+        self.targets = {}  # the binary rates: none
+        self.alpha = check_probability(alpha, "alpha")
+        if bound not in BOUNDS:
+            raise DataError(f"bound must be one of {BOUNDS}, got {bound!r}.")
+        self.bound = bound
+        if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
+            raise DataError(f"C must be a positive number, got {C!r}.")
+        self.C = float(C)
+        self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
+        if big_m is not None and not (isinstance(big_m, numbers.Real) and big_m > 0):
+            raise DataError(f"big_m must be a positive number or None, got {big_m!r}.")
+        self.big_m = big_m
+        self.standardize = bool(standardize)
+        self.fractions = check_fractions(fractions)
+        self.samples = None if samples is None else explicit_split(samples, n)
+        self.formula = None
+
+    @property
+    def classes(self) -> list[Any]:
+        """The class labels in position order."""
+        return list(self.coding.levels)
+
+    def class_name(self, k: int) -> str:
+        return str(self.coding.levels[k])
+
+    def _split(self, random_state: int | None) -> SampleSplit:
+        split = self.samples if self.samples is not None else split_by_class(self.y, self.fractions, random_state)
+        K = self.coding.n_classes
+        missing = sorted(set(range(K)) - set(self.y[split.train].tolist()))
+        if missing:
+            raise DataError(
+                f"the training sample has no point of class(es) {[self.class_name(k) for k in missing]}; every "
+                "class needs training points (more data, or a larger training share)."
+            )
+        for k in self.recall_min:
+            if not np.any(self.y[split.anchor] == k):
+                raise DataError(
+                    f"the anchor sample has no point of class {self.class_name(k)!r}, so its recall cannot be "
+                    "constrained; enlarge the anchor share (fractions=) or pass samples=."
+                )
+        return split
+
+    def fit(
+        self,
+        *,
+        solver: str = "auto",
+        time_limit: float = 300.0,
+        mip_gap: float = 1e-4,
+        threads: int | None = None,
+        verbose: bool = False,
+        random_state: int | None = None,
+        guarantee: bool = False,
+        warm_start: bool = True,
+    ):
+        """Split, solve and certify; return a new :class:`~csvm_stats.multiclass.results.MulticlassResults`.
+
+        ``random_state`` seeds the split and the solver (drawn and kept in
+        ``results.random_state`` when ``None``). ``guarantee=True`` shifts the constrained classes' offsets on the
+        held-out sample so that every required recall holds with probability
+        at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
+        """
+        from csvm_stats.multiclass.certification import guarantee_shift
+        from csvm_stats.multiclass.engine import fit_multiclass_csvm
+        from csvm_stats.multiclass.results import MulticlassResults
+
+        if guarantee not in (True, False):
+            raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
+        if guarantee and not self.recall_min:
+            raise DataError("guarantee=True needs recall_min, the recalls to guarantee.")
+        seed = resolve_seed(random_state)
+        split = self._split(seed)
+        if guarantee and split.holdout.size == 0:
+            raise DataError("guarantee mode sets the offsets on the held-out sample, which is empty; give it a share.")
+        X = self.exog.to_numpy()
+        fit_rows = np.concatenate([split.train, split.anchor])
+        scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
+        Xs = scaler.transform(X)
+        y, y_anchor = self.y, self.y[split.anchor]
+        adjusted: dict[int, AdjustedTarget] = {
+            k: adjust_target(p0, int(np.sum(y_anchor == k)), self.alpha, self.bound,
+                             what=f"recall of {self.class_name(k)!r}")
+            for k, p0 in self.recall_min.items()
+        }
+        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
+                                seed=seed)
+        engine_fit = fit_multiclass_csvm(
+            Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
+            C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
+            min_counts={k: t.count for k, t in adjusted.items()}, big_m=self.big_m, solver=solver,
+            options=options, warm_start=warm_start,
+        )
+        shift = None
+        if guarantee:
+            held = engine_fit.decision_function(Xs[split.holdout])
+            names = [self.class_name(k) for k in range(self.coding.n_classes)]
+            shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
+        return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed)
+
+    def __repr__(self) -> str:
+        targets = ", ".join(f"{self.class_name(k)}>={v:g}" for k, v in self.recall_min.items()) or "no recall constraint"
+        source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
+        return (f"CSVM({source}, n={self.exog.shape[0]}, {self.coding.n_classes} classes, recall_min: {targets}, "
+                f"alpha={self.alpha:g}, bound={self.bound!r})")

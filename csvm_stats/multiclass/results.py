@@ -1,0 +1,297 @@
+r"""Results of a multiclass CSVM fit: per-class scores, predictions, recalls and statements.
+
+The scores are :math:`f_k(x) = w_k^\top \phi(s(x)) + b_k` (``s`` the
+standardisation fitted on :math:`I \cup J`, :math:`\phi` the engine's feature
+map) and the prediction is the class of the largest score. In guarantee mode
+the offsets b are the CSVM's plus the shift set on the held-out sample
+(:func:`csvm_stats.multiclass.certification.guarantee_shift`).
+
+What is reported (see :mod:`csvm_stats.multiclass.certification`): every
+class's recall on the anchor sample (*in-sample*: the optimisation chose the
+rule to meet it) and on the held-out sample with its exact Clopper-Pearson
+lower bound; the Bonferroni-joint bound over the constrained classes (over
+all classes when none is constrained); the full confusion matrix of each
+sample; in guarantee mode the order-statistic guarantee for the constrained
+classes, jointly at 1 - alpha.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.bounds import AdjustedTarget
+from csvm_stats.certification import NO_HOLDOUT_STATEMENT, floor2
+from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.multiclass.certification import (
+    GuaranteeShift,
+    argmax_rule,
+    confusion_counts,
+    guarantee_recall_statement,
+    recall_bounds,
+    recall_counts,
+    recall_statement,
+)
+from csvm_stats.solvers.base import SolveRecord, Status
+
+if TYPE_CHECKING:
+    from csvm_stats.multiclass.engine import MulticlassFit
+    from csvm_stats.multiclass.model import MulticlassCSVM
+    from csvm_stats.summary import Summary
+
+SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
+PROBABILITIES_NOT_OFFERED = (
+    "predict_proba is not offered for several classes yet: the bootstrap and Venn-Abers calibrations of "
+    "csvm-stats are binary. Use decision_function for scores, or fit a binary CSVM per class of interest."
+)
+
+
+class MulticlassResults:
+    """A fitted multiclass CSVM. Built by :meth:`MulticlassCSVM.fit`; read-only.
+
+    ``random_state`` is the seed of the split and the solver (drawn by the fit when none was given).
+    """
+
+    def __init__(
+        self,
+        model: MulticlassCSVM,
+        split: SampleSplit,
+        scaler: Standardizer,
+        fit: MulticlassFit,
+        adjusted: dict[int, AdjustedTarget],
+        shift: GuaranteeShift | None,
+        random_state: int,
+    ) -> None:
+        self.model = model
+        self.split = split
+        self.scaler = scaler
+        self.engine_fit = fit
+        self.adjusted = adjusted
+        self.shift = shift
+        self.random_state = random_state
+        self.intercept = fit.intercept if shift is None else shift.offsets(fit.intercept)
+
+    @property
+    def classes(self) -> list[Any]:
+        return self.model.classes
+
+    @property
+    def _names(self) -> list[str]:
+        return [str(c) for c in self.classes]
+
+    # ------------------------------------------------------------------ scores and prediction
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        return self.engine_fit.scores(self.scaler.transform(X)) + self.intercept
+
+    @cached_property
+    def _fitted_scores(self) -> np.ndarray:
+        return self._scores(self.model.exog.to_numpy())
+
+    def decision_function(self, newdata: Any = None) -> pd.DataFrame:
+        """Scores f_k(x), one column per class (the prediction is the largest), indexed like the data."""
+        if newdata is None:
+            scores, index = self._fitted_scores, self.model.exog.index
+        else:
+            design = self.model.design_matrix(newdata)
+            scores, index = self._scores(design.to_numpy()), design.index
+        return pd.DataFrame(scores, index=index, columns=pd.Index(self.classes, name="class"))
+
+    def predict(self, newdata: Any = None) -> pd.Series:
+        """Predicted labels in the original coding (and type), indexed like the data."""
+        scores = self.decision_function(newdata)
+        return self.model.coding.decode(argmax_rule(scores.to_numpy()), index=scores.index)
+
+    def predict_proba(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        """Not offered for several classes yet (raises ``NotImplementedError`` saying so)."""
+        raise NotImplementedError(PROBABILITIES_NOT_OFFERED)
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def is_linear(self) -> bool:
+        return self.engine_fit.feature_map.kernel.is_linear
+
+    @cached_property
+    def params(self) -> pd.DataFrame:
+        """One column per class: coefficients by feature (original units, linear kernel) and the intercept.
+
+        Kernel: the coefficients of the feature-map components ``phi_1..phi_r``.
+        """
+        coef = self.engine_fit.coef
+        if self.is_linear:
+            pairs = [self.scaler.to_original(coef[k], self.intercept[k]) for k in range(coef.shape[0])]
+            values = np.column_stack([np.r_[w, b] for w, b in pairs])
+            names = self.model.exog_names
+        else:
+            values = np.vstack([coef.T, self.intercept])
+            names = [f"phi_{k + 1}" for k in range(coef.shape[1])]
+        return pd.DataFrame(values, index=[*names, "Intercept"], columns=pd.Index(self.classes, name="class"))
+
+    @cached_property
+    def params_standardized(self) -> pd.DataFrame | None:
+        """Linear kernel: coefficients on the standardised columns, one column per class."""
+        if not self.is_linear:
+            return None
+        values = np.vstack([self.engine_fit.coef.T, self.intercept])
+        return pd.DataFrame(values, index=[*self.model.exog_names, "Intercept"], columns=pd.Index(self.classes, name="class"))
+
+    @property
+    def solver(self) -> SolveRecord:
+        """The solver record: status, objective, bound, gap, times, nodes, backend."""
+        return self.engine_fit.record
+
+    # ------------------------------------------------------------------ confusion and recalls
+    def _predicted(self, sample: str) -> tuple[np.ndarray, np.ndarray]:
+        rows = getattr(self.split, sample)
+        return self.model.y[rows], argmax_rule(self._fitted_scores[rows])
+
+    def confusion_matrix(self, sample: str = "holdout") -> pd.DataFrame:
+        """Counts on ``sample`` ("train", "anchor", "holdout"): rows the true class, columns the predicted one."""
+        if sample not in SAMPLES:
+            raise ValueError(f"sample must be one of {SAMPLES}, got {sample!r}.")
+        y, pred = self._predicted(sample)
+        counts = confusion_counts(y, pred, len(self.classes))
+        return pd.DataFrame(counts, index=pd.Index(self.classes, name="true"), columns=pd.Index(self.classes, name="predicted"))
+
+    @property
+    def confusion(self) -> pd.DataFrame:
+        """The held-out confusion matrix."""
+        return self.confusion_matrix("holdout")
+
+    @property
+    def joint_classes(self) -> tuple[int, ...]:
+        """The classes of the joint statement: the constrained ones, or all when none is constrained."""
+        return tuple(sorted(self.model.recall_min)) or tuple(range(len(self.classes)))
+
+    @cached_property
+    def rates(self) -> pd.DataFrame:
+        """One row per class: target, anchor counts (in-sample), held-out recall and its bounds.
+
+        Columns as :attr:`csvm_stats.results.CSVMResults.rates`; ``joint_lower``
+        is the Bonferroni bound over :attr:`joint_classes` (empty for the others);
+        in guarantee mode the constrained classes' bounds are the guaranteed targets.
+        """
+        K, alpha = len(self.classes), self.model.alpha
+        a_n, a_k = recall_counts(*self._predicted("anchor"), K)
+        h_n, h_k = recall_counts(*self._predicted("holdout"), K)
+        joint = self.joint_classes
+        bounds = recall_bounds(h_n, h_k, alpha, len(joint))
+        table = {}
+        for k, name in enumerate(self._names):
+            adj = self.adjusted.get(k)
+            target = self.model.recall_min.get(k, np.nan)
+            if self.shift is not None and k in self.shift.classes:
+                method, lower, joint_lower = "order statistic", target, target
+            elif h_n[k] == 0:
+                method, lower, joint_lower = "none (no held-out points)", np.nan, np.nan
+            else:
+                method, lower = "clopper-pearson", bounds[k].lower
+                joint_lower = bounds[k].joint_lower if k in joint and self.shift is None else np.nan
+            table[name] = {
+                "target": target,
+                "adjusted": adj.adjusted if adj else np.nan,
+                "bound": self.model.bound if adj else "",
+                "required": adj.count if adj else pd.NA,
+                "anchor_n": int(a_n[k]),
+                "anchor_correct": int(a_k[k]),
+                "anchor_rate": a_k[k] / a_n[k] if a_n[k] else np.nan,
+                "met": bool(a_k[k] >= adj.count) if adj else pd.NA,
+                "heldout_n": int(h_n[k]),
+                "heldout_correct": int(h_k[k]),
+                "heldout_rate": bounds[k].rate,
+                "lower": lower,
+                "joint_lower": joint_lower,
+                "method": method,
+                "certified": bool(lower >= target) if adj and not np.isnan(lower) else pd.NA,
+            }
+        return pd.DataFrame.from_dict(table, orient="index")
+
+    @cached_property
+    def statements(self) -> pd.Series:
+        """One sentence per class, each holding separately (at 1 - alpha, or 1 - alpha/|S| in guarantee mode)."""
+        out = {}
+        for k, (name, row) in enumerate(self.rates.iterrows()):
+            if self.shift is not None and k in self.shift.classes:
+                out[name] = guarantee_recall_statement(name, self.shift, k)
+            elif row["heldout_n"] == 0:
+                out[name] = NO_HOLDOUT_STATEMENT
+            else:
+                out[name] = recall_statement(name, row["lower"], row["heldout_correct"], row["heldout_n"], self.model.alpha)
+        return pd.Series(out, name="statement")
+
+    @cached_property
+    def joint_statement(self) -> str:
+        """One sentence for the recalls of :attr:`joint_classes` at once (Bonferroni)."""
+        if self.split.holdout.size == 0:
+            return NO_HOLDOUT_STATEMENT
+        alpha, rates = self.model.alpha, self.rates
+        names = [self._names[k] for k in self.joint_classes]
+        parts = " and ".join(f"recall of {n!r} >= {floor2(rates.loc[n, 'joint_lower'])}" for n in names)
+        if self.shift is not None:
+            return (
+                f"With {1 - alpha:.0%} confidence, jointly: {parts} (guarantee mode: order-statistic rule at "
+                f"alpha/{len(names)} per class, Bonferroni)."
+            )
+        if len(names) == 1:
+            return f"With one statement the joint and the separate statement coincide: {parts}."
+        return (
+            f"With {1 - alpha:.0%} confidence, jointly: {parts} (Bonferroni: each bound at level "
+            f"{1 - alpha / len(names):.4g}; held-out counts as above)."
+        )
+
+    @cached_property
+    def guarantee_cost(self) -> pd.DataFrame | None:
+        """Guarantee mode: held-out correct counts of every class with the CSVM's and the shifted offsets."""
+        if self.shift is None:
+            return None
+        rows = self.split.holdout
+        y = self.model.y[rows]
+        K = len(self.classes)
+        before = argmax_rule(self._fitted_scores[rows] - self.intercept + self.engine_fit.intercept)
+        after = argmax_rule(self._fitted_scores[rows])
+        n, k_before = recall_counts(y, before, K)
+        _, k_after = recall_counts(y, after, K)
+        return pd.DataFrame({"n": n, "correct_csvm_offsets": k_before, "correct_guarantee_offsets": k_after},
+                            index=pd.Index(self._names, name="class"))
+
+    # ------------------------------------------------------------------ warnings and summary
+    @cached_property
+    def warnings(self) -> list[str]:
+        """Everything the reader must know (also the summary's footer)."""
+        notes = []
+        for k, adj in self.adjusted.items():
+            if adj.capped:
+                notes.append(
+                    f"The recall target {adj.target:g} of class {self._names[k]!r} with the {adj.bound} margin needs "
+                    f"more than all {adj.n} anchor points of the class; it was capped at 1 (every one must be "
+                    f"correct). The margin stays below 1 from n = {adj.min_n} anchor points."
+                )
+        record = self.solver
+        if record.status is Status.TIME_LIMIT:
+            notes.append(
+                f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
+                "the classifier is the best one found, not a proven optimum."
+            )
+        if record.exact is False:
+            notes.append(
+                f"big_m={self.model.big_m:g} is below the proven bound of some anchor margin, so the classifier "
+                "solves a big-M approximation, not the exact multiclass CSVM; big_m=None (the default) is exact."
+            )
+        fmap = self.engine_fit.feature_map
+        if not fmap.exact:
+            notes.append(
+                f"The kernel feature map is truncated to rank {fmap.rank} of {fmap.numerical_rank}; "
+                "the fitted classifier solves an approximation of the kernel CSVM."
+            )
+        return notes
+
+    def summary(self, *, timing: bool = True) -> Summary:
+        """A :class:`~csvm_stats.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
+        from csvm_stats.multiclass.summary import build_multiclass_summary
+
+        return build_multiclass_summary(self, timing=timing)
+
+    def __repr__(self) -> str:
+        return f"<MulticlassResults: {self.model!r}, solver {self.solver.status.value}>"

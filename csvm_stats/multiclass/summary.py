@@ -1,0 +1,114 @@
+"""The multiclass CSVM report, on the shared :class:`~csvm_stats.summary.Summary`.
+
+Sections: model and data, solver, per-class recalls (anchor in-sample,
+held-out with bounds), the confidence statements, the held-out confusion
+matrix, the coefficients per class; caveats as footer notes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.summary import Summary, _fmt, _key_values, _solver_table
+
+if TYPE_CHECKING:
+    from csvm_stats.multiclass.results import MulticlassResults
+
+
+def _model_table(res: MulticlassResults) -> pd.DataFrame:
+    model, split = res.model, res.split
+    y = model.y
+
+    def sample(idx: np.ndarray) -> str:
+        counts = np.bincount(y[idx], minlength=len(res.classes))
+        return f"{idx.size} (" + ", ".join(f"{c}: {n}" for c, n in zip(res.classes, counts)) + ")"
+
+    offsets = "CSVM optimum" if res.shift is None else (
+        f"CSVM optimum {res.shift.shift:+.4g} for the constrained classes (guarantee mode, set on held-out)"
+    )
+    return _key_values(
+        {
+            "Response": model.coding.name or "endog",
+            "Formula": model.formula.formula if model.formula else "(arrays)",
+            "Classes": ", ".join(map(str, res.classes)),
+            "Rule": "argmax of the class scores f_k(x) = w_k'x + b_k",
+            "Observations": len(y),
+            "Training sample I": sample(split.train),
+            "Anchor sample J": sample(split.anchor),
+            "Held-out sample H": sample(split.holdout),
+            "Random state (seed)": res.random_state,
+            "Kernel": res.engine_fit.feature_map.kernel.describe(),
+            "C": f"{model.C:g}",
+            "Big-M": "proven per row (exact model)" if model.big_m is None else f"min({model.big_m:g}, proven)",
+            "Standardised columns": model.standardize,
+            "Margin (bound)": model.bound,
+            "alpha": f"{model.alpha:g}",
+            "Offsets": offsets,
+            "Probabilities": "not offered for several classes yet",
+        }
+    )
+
+
+def _recall_table(res: MulticlassResults) -> pd.DataFrame:
+    rows = {}
+    for name, r in res.rates.iterrows():
+        rows[name] = {
+            "target": _fmt(r["target"], 3),
+            "required": "" if r["required"] is pd.NA else f"{r['required']}/{r['anchor_n']} ({r['adjusted']:.3f})",
+            "anchor (in-sample)": f"{r['anchor_correct']}/{r['anchor_n']}" + (
+                f" = {r['anchor_rate']:.3f}" if r["anchor_n"] else ""),
+            "met": _fmt(r["met"]),
+            "held-out": "" if r["heldout_n"] == 0 else f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}",
+            f"lower {1 - res.model.alpha:.0%}": _fmt(r["lower"], 3),
+            "joint lower": _fmt(r["joint_lower"], 3),
+            "method": r["method"],
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
+    matrix = res.confusion
+    frame = matrix.astype(str)
+    frame.index = [f"true {c}" for c in matrix.index]
+    frame.columns = [f"pred {c}" for c in matrix.columns]
+    return frame
+
+
+def _coefficient_table(res: MulticlassResults) -> pd.DataFrame:
+    params = res.params
+    return pd.DataFrame({str(c): [_fmt(v) for v in params[c]] for c in params.columns}, index=params.index)
+
+
+def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> Summary:
+    """The report of a multiclass fit (module docstring)."""
+    summary = Summary("Multiclass Constrained SVM (CSVM) Results")
+    summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
+    summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
+    summary.add_df(_recall_table(res), caption="Recall per class (anchor = in-sample, held-out = certification sample)")
+    statements = {str(name): str(text) for name, text in res.statements.items()}
+    statements["Joint"] = res.joint_statement
+    summary.add_paragraphs("Confidence statements", statements)
+    if res.split.holdout.size:
+        summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class, columns: predicted)")
+    if res.is_linear:
+        summary.add_df(_coefficient_table(res), caption="Coefficients per class (original units; prediction = largest score)")
+    summary.add_text(
+        f"Each per-class statement holds separately at {1 - res.model.alpha:.0%}"
+        + ("" if res.shift is None else f" ({100 * (1 - res.shift.alpha_each):.4g}% for the guaranteed classes)")
+        + "; the joint statement holds for its classes at once."
+    )
+    summary.add_text(
+        "The anchor-sample recalls are in-sample: the rule was chosen to meet them, so the margin "
+        f"({res.model.bound}) does not make them a confidence statement. Only the held-out statements hold."
+    )
+    cost = res.guarantee_cost
+    if cost is not None:
+        changes = "; ".join(f"{c}: {r['correct_csvm_offsets']}/{r['n']} -> {r['correct_guarantee_offsets']}/{r['n']}"
+                            for c, r in cost.iterrows())
+        summary.add_text(f"Guarantee mode: held-out correct counts with the CSVM's and the shifted offsets: {changes}.")
+    for note in res.warnings:
+        summary.add_text(note)
+    return summary

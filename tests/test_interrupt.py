@@ -1,0 +1,83 @@
+"""Ctrl-C during a solve stops the fit with KeyboardInterrupt (issue 10, item 6)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A CSVM that no backend proves within its (long) time limit: two overlapping
+# Gaussian classes, n = 2000, TPR >= 0.9 on the anchor half. The child prints
+# "solving" from SCIP's first node, so the signal reaches the solver itself
+# (SCIP catches SIGINT in C and reports "userinterrupt").
+CHILD = textwrap.dedent(
+    """
+    import sys
+    import types
+    import numpy as np
+    import pyscipopt
+    import csvm_stats.solvers.scip as scip_backend
+    from csvm_stats.engine import fit_csvm
+    from csvm_stats.solvers import SolverOptions
+
+    class Announce(pyscipopt.Eventhdlr):
+        announced = False
+
+        def eventinit(self):
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.NODEFOCUSED, self)
+
+        def eventexec(self, event):
+            if not self.announced:  # SCIP's own SIGINT handler is installed by now
+                print("solving", flush=True)
+                self.announced = True
+
+    class AnnouncedModel(pyscipopt.Model):
+        def optimize(self):
+            self.includeEventhdlr(Announce(), "announce", "prints 'solving' at the first node")
+            super().optimize()
+
+    proxy = types.SimpleNamespace(**vars(pyscipopt))
+    proxy.Model = AnnouncedModel
+    scip_backend._import_scip = lambda: proxy
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(2000) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(2000, 10))
+    X[:, 0] += y
+    X[:, 1] += 0.5 * y
+    k = int(0.9 * (y[1000:] > 0).sum())
+    fit_csvm(X[:1000], y[:1000], X[1000:], y[1000:], min_counts={"tpr": k}, solver=sys.argv[1],
+             options=SolverOptions(time_limit=1000.0))
+    print("finished", flush=True)
+    """
+)
+
+
+def run_and_interrupt(solver: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, solver], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env, cwd=REPO)
+    try:
+        assert child.stdout.readline().strip() == "solving"
+        child.send_signal(signal.SIGINT)
+        # "promptly": far inside the 1000 s limit the child would otherwise run to
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+@pytest.mark.parametrize("solver", ["scip"])
+def test_sigint_during_a_solve_raises_keyboard_interrupt(solver):
+    done = run_and_interrupt(solver)
+    assert done.returncode != 0
+    assert "finished" not in done.stdout
+    assert "KeyboardInterrupt: the scip solve was interrupted by the user" in done.stderr, done.stderr[-2000:]
