@@ -38,6 +38,7 @@ from csvm_stats.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
+from csvm_stats.validation import check_integer, check_random_state, check_time_limit
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -72,23 +73,102 @@ def check_formula(formula: str, data: pd.DataFrame) -> None:
 
 
 # ---------------------------------------------------------------------- files
+def _header_row(path: Path, sep: str) -> list[str]:
+    """The column names exactly as the file's first row has them (pandas would rename a repeat to ``a.1``)."""
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+    return [str(v) for v in header.iloc[0]] if len(header) else []
+
+
+def _check_cells(data: pd.DataFrame, path: Path) -> None:
+    """Refuse columns of lists, dicts or structs (Parquet allows them; CSVM needs one value per cell)."""
+    nested = []
+    for name in data.columns:
+        column = data[name]
+        if isinstance(column.dtype, pd.ArrowDtype) and column.dtype.pyarrow_dtype.num_fields > 0:
+            nested.append(str(name))
+        elif column.dtype == object and column.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray))).any():
+            nested.append(str(name))
+    if nested:
+        raise DataError(
+            f"{str(path)!r}: column(s) {nested} hold lists or structures, not one number or label per cell; "
+            "flatten them into ordinary columns first."
+        )
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A CSV or Parquet file as a DataFrame (format from the suffix)."""
+    """A CSV or Parquet file as a DataFrame (format from the suffix).
+
+    Repeated column names (in the CSV header row or the Parquet schema) and
+    columns of lists or structs are errors, never renamed or passed on.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise FileProblem(f"{str(path)!r} is a directory; give the path of a CSV or Parquet data file.")
     if not path.is_file():
         raise FileProblem(f"data file {str(path)!r} does not exist.")
     suffix = path.suffix.lower()
+    if suffix not in CSV_SUFFIXES + PARQUET_SUFFIXES:
+        raise FileProblem(
+            f"cannot tell the format of {str(path)!r}; use a file ending in "
+            f"{', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}."
+        )
     try:
         if suffix in CSV_SUFFIXES:
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
-        if suffix in PARQUET_SUFFIXES:
-            return pd.read_parquet(path)
+            sep = "\t" if suffix == ".tsv" else ","
+            names = _header_row(path, sep)
+            data = pd.read_csv(path, sep=sep)
+        else:
+            data = pd.read_parquet(path)
+            names = [str(c) for c in data.columns]
+    except pd.errors.EmptyDataError:
+        raise FileProblem(f"{str(path)!r} is empty: it has no header row and 0 rows.") from None
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, ImportError) as error:
         raise FileProblem(f"cannot read {str(path)!r} as {suffix[1:]}: {error}") from None
-    raise FileProblem(
-        f"cannot tell the format of {str(path)!r}; use a file ending in "
-        f"{', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}."
-    )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(f"{str(path)!r} has duplicated column name(s) {repeated}; give every column its own name.")
+    _check_cells(data, path)
+    return data
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    a, b = Path(a), Path(b)
+    if a.exists() and b.exists():
+        return a.samefile(b)
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(inputs: dict[str, str | None], outputs: dict[str, str | None]) -> None:
+    """Refuse an output path that is an input file or another output (it would be overwritten)."""
+    named = [(what, path) for what, path in inputs.items() if path is not None]
+    for what, path in outputs.items():
+        if path is None:
+            continue
+        for other, existing in named:
+            if _same_file(path, existing):
+                raise FileProblem(f"{what} {path!r} is the same file as the {other}; it would be overwritten. Choose another path.")
+        named.append((what, path))
+
+
+#: A text cell starting with one of these is run as a formula by spreadsheet programs.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula, prefixed with ``'`` (numbers unchanged)."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def _escaped(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every text cell (and text row label) escaped by :func:`escape_cell`."""
+    out = table.copy()
+    for name in out.columns:
+        if out[name].dtype == object or isinstance(out[name].dtype, (pd.CategoricalDtype, pd.StringDtype)):
+            out[name] = out[name].astype(object).map(escape_cell)
+    out.index = out.index.map(escape_cell)
+    return out
 
 
 def _write(text: str, output: str | None) -> None:
@@ -131,6 +211,7 @@ def fit_command(args: argparse.Namespace) -> int:
     from csvm_stats.model import CSVM
     from csvm_stats.persistence import results_report, save_model
 
+    check_outputs({"data file": args.data}, {"output (-o)": args.output, "model file (--save)": args.save})
     data = read_table(args.data)
     check_formula(args.formula, data)
     model = CSVM.from_formula(
@@ -147,6 +228,9 @@ def fit_command(args: argparse.Namespace) -> int:
         degree=args.degree,
         positive=_positive_label(data, args.formula, args.positive),
         fractions=tuple(args.fractions),
+        penalty=args.penalty,
+        max_features=args.max_features,
+        screen=args.screen,
     )
     results = model.fit(
         solver=args.solver, time_limit=args.time_limit, random_state=args.seed, guarantee=args.guarantee
@@ -175,6 +259,7 @@ def predict_command(args: argparse.Namespace) -> int:
         model = load_model(args.model)
     except ModelFileError as error:
         raise FileProblem(str(error)) from None
+    check_outputs({"model file": args.model, "data file": args.data}, {"output": args.output})
     data = read_table(args.data)
     decision = model.decision_function(data)
     table = pd.DataFrame(
@@ -182,7 +267,7 @@ def predict_command(args: argparse.Namespace) -> int:
     )
     if args.proba:
         table = table.join(model.predict_proba(data, interval=True))
-    _write(table.to_csv(index_label="row", float_format="%.10g"), args.output)
+    _write(_escaped(table).to_csv(index_label="row", float_format="%.10g"), args.output)
     return EXIT_OK
 
 
@@ -249,6 +334,18 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
     return f"csvm-stats: warning: {message}\n"
 
 
+def _checked(check: Any, convert: Any) -> Any:
+    """An argparse type: ``convert`` the text, then ``check`` it with :mod:`csvm_stats.validation`."""
+
+    def parse(text: str) -> Any:
+        try:
+            return check(convert(text))
+        except (ValueError, DataError) as error:
+            raise argparse.ArgumentTypeError(str(error) if isinstance(error, DataError) else f"not a number: {text!r}") from None
+
+    return parse
+
+
 def _probability(value: str) -> float:
     try:
         p = float(value)
@@ -257,6 +354,12 @@ def _probability(value: str) -> float:
     if not 0 < p < 1:
         raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {value!r}")
     return p
+
+
+_SECONDS = _checked(check_time_limit, float)
+_SEED = _checked(check_random_state, int)
+_MAX_FEATURES = _checked(lambda value: check_integer(value, "--max-features"), int)
+_SCREEN = _checked(lambda value: check_integer(value, "--screen"), int)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -291,10 +394,17 @@ def build_parser() -> argparse.ArgumentParser:
     svm.add_argument("--degree", type=int, default=3, help="poly degree (3)")
     svm.add_argument("--fractions", type=float, nargs=3, default=(0.5, 0.25, 0.25), metavar=("TRAIN", "ANCHOR", "HOLDOUT"),
                      help="shares of the rows for the training, anchor and held-out samples (0.5 0.25 0.25)")
+    sparse = fit.add_argument_group("feature selection (linear kernel)")
+    sparse.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+                        help="l1: the L1-norm CSVM min ||w||_1 + C sum(xi), a sparse MILP (l2)")
+    sparse.add_argument("--max-features", type=_MAX_FEATURES, metavar="S",
+                        help="at most S non-zero coefficients (the cardinality-constrained L2 CSVM)")
+    sparse.add_argument("--screen", type=_SCREEN, metavar="K",
+                        help="columns the --max-features MIQP keeps (default: all up to 60, else max(5 S, 50))")
     solve = fit.add_argument_group("solver")
-    solve.add_argument("--solver", choices=("auto", "scip", "gurobi"), default="auto")
-    solve.add_argument("--time-limit", type=float, default=300.0, help="seconds (300)")
-    solve.add_argument("--seed", type=int, default=0, help="seed of the sample split and the solver (0)")
+    solve.add_argument("--solver", choices=("auto", "scip", "gurobi", "highs"), default="auto")
+    solve.add_argument("--time-limit", type=_SECONDS, default=300.0, help="seconds (300)")
+    solve.add_argument("--seed", type=_SEED, default=0, help="seed of the sample split and the solver (0)")
     out = fit.add_argument_group("output")
     out.add_argument("--format", choices=OUTPUT_FORMATS, default="text", help="summary as text, html or json (text)")
     out.add_argument("-o", "--output", help="write the summary to this file instead of standard output")
@@ -307,7 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
                                               "(and p0, p1, p with --proba).")
     predict.add_argument("model", help="model file written by `csvm-stats fit --save`")
     predict.add_argument("data", help="CSV or Parquet file with the predictor columns")
-    predict.add_argument("-o", "--output", help="write the predictions to this CSV file instead of standard output")
+    predict.add_argument("-o", "--output", help="write the predictions to this CSV file instead of standard output "
+                         "(text cells starting with =, +, -, @ are written with a leading ' so that spreadsheets "
+                         "show them as text instead of running them as formulas)")
     predict.add_argument("--proba", action="store_true",
                          help="add the Venn-Abers probability of the positive class: interval p0, p1 and merged p")
     predict.set_defaults(handler=predict_command)
@@ -320,8 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--bound", choices=("hoeffding", "binomial", "none"), default="binomial",
                       help="margin (binomial: exact; hoeffding needs 150 anchor positives for 0.9)")
     demo.add_argument("--solver", choices=("auto", "scip", "gurobi"), default="auto")
-    demo.add_argument("--time-limit", type=float, default=60.0, help="seconds (60)")
-    demo.add_argument("--seed", type=int, default=0, help="seed of the sample split (0)")
+    demo.add_argument("--time-limit", type=_SECONDS, default=60.0, help="seconds (60)")
+    demo.add_argument("--seed", type=_SEED, default=0, help="seed of the sample split (0)")
     demo.set_defaults(handler=demo_command)
     return parser
 

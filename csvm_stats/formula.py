@@ -32,6 +32,7 @@ from formulaic.parser.types import Factor
 
 from csvm_stats.exceptions import DataError, FormulaError
 from csvm_stats.formula_grammar import ParsedFormula, parse_formula, response_of
+from csvm_stats.validation import check_unique_columns
 
 _INTERCEPT = "Intercept"
 
@@ -42,7 +43,8 @@ class FormulaDesign:
 
     ``inputs`` are the data columns the design reads (known for formulas
     parsed by our grammar and for loaded model files); new data lacking one
-    is an error before formulaic sees them.
+    is an error before formulaic sees them. ``parsed`` is the grammar's
+    structure (``None`` for a formula handed to formulaic as code).
     """
 
     formula: str
@@ -50,6 +52,7 @@ class FormulaDesign:
     spec: ModelSpec
     columns: tuple[str, ...]
     inputs: tuple[str, ...] | None = None
+    parsed: ParsedFormula | None = None
 
     def transform(self, data: pd.DataFrame) -> pd.DataFrame:
         """Design matrix of ``data`` (the response column is not needed), keeping its index."""
@@ -65,7 +68,20 @@ class FormulaDesign:
                     f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
                     f"(newdata has {list(map(str, data.columns))[:12]})."
                 )
+        self._check_numeric(data)
         return _materialise(self.spec, data)
+
+    def _check_numeric(self, data: pd.DataFrame) -> None:
+        """A column that was numeric at fit time must be numeric now (else formulaic would make it a factor)."""
+        for name, (kind, _) in self.spec.encoder_state.items():
+            if kind is Factor.Kind.NUMERICAL and name in data.columns:
+                column = data[name]
+                if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
+                    examples = [v for v in column.dropna().unique()[:3]]
+                    raise DataError(
+                        f"newdata column {name!r} holds non-numeric values (e.g. {examples}), but it was numeric "
+                        "when the model was fitted; convert it to numbers."
+                    )
 
 
 def response_name(formula: str) -> str:
@@ -75,10 +91,7 @@ def response_name(formula: str) -> str:
 
 def check_columns(data: pd.DataFrame, what: str = "data") -> None:
     """Refuse a data frame whose column names repeat (formulaic and the design would pick one silently)."""
-    names = pd.Index([str(c) for c in data.columns])
-    repeated = sorted(set(names[names.duplicated()]))
-    if repeated:
-        raise DataError(f"{what} has duplicated column name(s) {repeated}; give every column its own name.")
+    check_unique_columns(data, what)
 
 
 _DECORATION = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")  # formulaic's colour codes and markers
@@ -129,7 +142,7 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
     return frame
 
 
-def _check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
+def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
     """Every factor formulaic built is one of ours: a column look-up, the intercept or our ``C(column)``."""
     columns, generated = set(parsed.columns), parsed.generated_expressions()
     for term in spec.formula:
@@ -143,14 +156,14 @@ def _check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
                 raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
 
 
-def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, tuple[str, ...]]:
+def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
     try:
         rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
-    _check_structure(rhs.model_spec, parsed)
-    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed.columns
+    check_structure(rhs.model_spec, parsed)
+    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
 
 
 def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, None]:
@@ -180,10 +193,11 @@ def build_design(
     check_columns(data)
     if data.shape[0] == 0:
         raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
-    name, matrix, spec, inputs = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
+    name, matrix, spec, parsed = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
     X = _without_intercept(matrix, data.index)
     if X.shape[1] == 0:
         raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
     if not np.isfinite(X.to_numpy()).all():
         raise DataError("The design matrix has infinite values; check the predictor columns.")
-    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs)
+    inputs = None if parsed is None else parsed.columns
+    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs, parsed)

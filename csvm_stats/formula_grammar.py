@@ -112,6 +112,11 @@ class Factor:
     column: str
     categorical: bool = False
 
+    @property
+    def expr(self) -> str:
+        """The name formulaic gives this factor (its encoder-state key and column-name stem)."""
+        return self.formulaic() if self.categorical else self.column
+
     def formulaic(self) -> str:
         """This factor in formulaic's syntax, built from the validated column name only."""
         if not self.categorical:

@@ -51,7 +51,15 @@ from csvm_stats.exceptions import DataError
 from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
+from csvm_stats.solvers import SOLVERS
 from csvm_stats.solvers.base import SolverOptions
+from csvm_stats.validation import (
+    check_big_m,
+    check_fit_options,
+    check_flag,
+    check_kernel_options,
+    check_unique_columns,
+)
 
 
 def _design_frame(exog: Any) -> pd.DataFrame:
@@ -65,6 +73,9 @@ def _design_frame(exog: Any) -> pd.DataFrame:
         if arr.ndim != 2:
             raise DataError(f"exog must be two-dimensional (n rows, p columns), got shape {arr.shape}.")
         frame = pd.DataFrame(arr, columns=[f"x{k + 1}" for k in range(arr.shape[1])])
+    check_unique_columns(frame, "exog")
+    if frame.shape[0] == 0:
+        raise DataError(f"exog has 0 rows (and {frame.shape[1]} columns); there is nothing to fit or predict.")
     non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if non_numeric:
         raise DataError(
@@ -165,9 +176,10 @@ class CSVM:
         if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
+        check_kernel_options(kernel, gamma, degree, coef0, rank)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
-        self.big_m = big_m
-        self.standardize = bool(standardize)
+        self.big_m = check_big_m(big_m)
+        self.standardize = check_flag(standardize, "standardize")
         self.fractions = check_fractions(fractions)
         self.samples = None if samples is None else explicit_split(samples, n)
         self.formula: FormulaDesign | None = None
@@ -279,6 +291,7 @@ class CSVM:
         random_state: int | None = None,
         guarantee: bool | str = False,
         warm_start: bool = True,
+        sparse_start: tuple[np.ndarray, float] | None = None,
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
@@ -288,9 +301,16 @@ class CSVM:
         (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
         intercept on the held-out sample by the order-statistic rule, so that
         the true rate is at least its target with probability 1 - alpha.
+        ``sparse_start`` (sparse fits only) is a start (w, b) on the
+        standardised columns, e.g. the previous point of
+        :func:`csvm_stats.sparse_path.sparsity_path`.
         """
+        if sparse_start is not None and not self.sparse:
+            raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")
+        check_fit_options(solver=solver, solver_names=SOLVERS, random_state=random_state, warm_start=warm_start)
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
+        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed)
         split = self._split(seed)
         if guaranteed is not None:
             if split.holdout.size == 0:
@@ -309,18 +329,12 @@ class CSVM:
             rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
             for rate, p0 in self.targets.items()
         }
-        options = SolverOptions(
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            threads=threads,
-            verbose=verbose,
-            seed=seed,
-        )
         if self.sparse:
             from csvm_stats.sparse import fit_sparse_csvm
 
             fit_function: Callable[..., Any] = partial(
-                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen,
+                start=sparse_start,
             )
         else:
             fit_function = partial(

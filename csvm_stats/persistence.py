@@ -23,10 +23,13 @@ A ZIP archive with exactly these members:
     numbers, booleans or strings);
     ``columns``: the design column names, in order;
     ``formula``: null, or ``{"formula": str, "response": str, "terms":
-    [[column, ...], ...], "categories": {column: [level, ...]}}`` (terms
-    without the intercept; each term lists the columns whose product or
-    interaction it is; categorical columns list their levels, the first
-    being the reference);
+    [[column | {"C": column}, ...], ...], "categories": {factor: [level, ...]},
+    "intercept": bool}`` (terms without the intercept; each term lists the
+    columns whose product or interaction it is, ``{"C": column}`` standing for
+    ``C(column)``; categorical factors, keyed by their name in the design
+    (``column`` or ``C(column)``), list their levels, the first being the
+    reference; ``intercept`` false for a formula with ``- 1`` or ``0 +``,
+    true when absent);
     ``kernel``: ``{"name": "linear"|"rbf"|"poly", "gamma": float|null,
     "degree": int, "coef0": float, "rank": int, "numerical_rank": int,
     "exact": bool}``;
@@ -35,7 +38,11 @@ A ZIP archive with exactly these members:
     ``joint_statement`` (str), ``rates`` ({rate: {column: value}}),
     ``params`` ({name: float}), ``solver`` ({field: value}), ``warnings`` ([str]),
     ``samples`` ({"train"|"anchor"|"holdout": int}), ``random_state`` (int,
-    the seed of the fit, drawn when none was given; absent in older files).
+    the seed of the fit, drawn when none was given; absent in older files);
+    for a sparse CSVM also ``selection``: ``{"route": "l1"|"cardinality",
+    "max_features": int|null, "exact": bool, "features": {name: coef}}``
+    (the selected features and their coefficients in original units; absent
+    for a full-feature CSVM and in older files).
 
     ``calibration`` (optional; absent in files written before it existed):
     null, or ``{"method": "held-out"|"cross-fitted", "n": int,
@@ -64,8 +71,8 @@ at most :data:`MAX_JSON_DEPTH` deep, its integers have at most
 infinities are refused, and a boolean is never accepted where a number is.
 
 A model fitted with a callable kernel or a formula with Python expressions
-(``np.log(x)``, ``C(x)``, ...) cannot be saved in this format; compute such
-columns in the data frame before fitting.
+(``np.log(x)``, possible only with ``from_formula(..., safe=False)``) cannot
+be saved in this format; compute such columns in the data frame before fitting.
 """
 
 from __future__ import annotations
@@ -90,6 +97,7 @@ from csvm_stats.venn_abers import VennAbers, merge
 
 if TYPE_CHECKING:
     from csvm_stats.formula import FormulaDesign
+    from csvm_stats.formula_grammar import Factor as GrammarFactor
     from csvm_stats.results import CSVMResults
 
 FORMAT_NAME = "csvm-stats-model"
@@ -157,6 +165,22 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
         "random_state": int(results.random_state),
+        **_selection_report(results),
+    }
+
+
+def _selection_report(results: CSVMResults) -> dict[str, Any]:
+    """``{"selection": ...}`` for a sparse CSVM (module docstring), else nothing."""
+    selected = getattr(results, "selected_features", None)
+    if selected is None:
+        return {}
+    return {
+        "selection": {
+            "route": results.route,
+            "max_features": results.engine_fit.max_features,
+            "exact": bool(results.exact),
+            "features": {str(k): float(v) for k, v in selected["coef"].items()},
+        }
     }
 
 
@@ -180,22 +204,35 @@ def _label_kind(coding: LabelCoding) -> str:
 def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
     from formulaic.parser.types import Factor
 
-    terms: list[list[str]] = []
-    for term in design.spec.formula:
-        factors = list(term.factors)
-        if all(f.eval_method is Factor.EvalMethod.LITERAL for f in factors):
-            continue  # the intercept
-        if not all(f.eval_method is Factor.EvalMethod.LOOKUP for f in factors):
-            raise DataError(
-                f"the formula {design.formula!r} uses Python expressions ({term}); the saved format keeps only "
-                "column names and their interactions. Compute transformed columns in the data frame before fitting."
-            )
-        terms.append([str(f.expr) for f in factors])
+    terms: list[list[Any]] = []
+    if design.parsed is not None:  # our grammar's structure: columns, and {"C": column} for C(column)
+        terms = [[{"C": f.column} if f.categorical else f.column for f in term] for term in design.parsed.terms]
+        intercept = design.parsed.intercept
+    else:
+        intercept = False
+        for term in design.spec.formula:
+            factors = list(term.factors)
+            if all(f.eval_method is Factor.EvalMethod.LITERAL for f in factors):
+                intercept = intercept or any(str(f.expr) == "1" for f in factors)
+                continue
+            if not all(f.eval_method is Factor.EvalMethod.LOOKUP for f in factors):
+                raise DataError(
+                    f"the formula {design.formula!r} uses Python expressions ({term}); the saved format keeps only "
+                    "column names, C(column) and their interactions. Compute transformed columns in the data frame "
+                    "before fitting."
+                )
+            terms.append([str(f.expr) for f in factors])
     categories: dict[str, list[Any]] = {}
     for name, (kind, state) in design.spec.encoder_state.items():
         if kind.value == "categorical":
             categories[str(name)] = [_plain(level) for level in state["categories"]]
-    return {"formula": design.formula, "response": design.response, "terms": terms, "categories": categories}
+    return {
+        "formula": design.formula,
+        "response": design.response,
+        "terms": terms,
+        "categories": categories,
+        "intercept": intercept,
+    }
 
 
 def save_model(results: CSVMResults, path: str | Path) -> Path:
@@ -460,46 +497,61 @@ def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
 _BACKTICK_SAFE = re.compile(r"^[^`\\\n\r]+$")
 
 
+def _factor(entry: Any) -> GrammarFactor:
+    """A saved term entry: a column name, or ``{"C": column}`` for ``C(column)``."""
+    from csvm_stats.formula_grammar import Factor as GrammarFactor
+
+    categorical = isinstance(entry, dict)
+    if categorical:
+        _require(list(entry) == ["C"], f"bad formula factor {entry!r} in a term")
+        entry = entry["C"]
+    _require(isinstance(entry, str) and bool(_BACKTICK_SAFE.match(entry)), f"bad column name {entry!r} in a term")
+    return GrammarFactor(entry, categorical)
+
+
 def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
-    """Rebuild the formula spec from column look-ups only (no Python expression is ever evaluated)."""
+    """Rebuild the formula spec from its structure only (column look-ups and our own ``C(column)``).
+
+    The formula text in the file is never parsed or evaluated; the spec is
+    rebuilt by :meth:`~csvm_stats.formula_grammar.ParsedFormula.rhs` from the
+    checked term entries and verified factor by factor.
+    """
     if fields is None:
         return None
     from formulaic import ModelSpec
     from formulaic.parser.types import Factor
 
-    from csvm_stats.formula import FormulaDesign
+    from csvm_stats.formula import FormulaDesign, check_structure
+    from csvm_stats.formula_grammar import ParsedFormula
 
     _require(isinstance(fields, dict), "formula must be an object or null")
     terms, categories = fields.get("terms"), fields.get("categories")
     formula, response = fields.get("formula"), fields.get("response")
+    intercept = fields.get("intercept", True)  # files written before the field kept the intercept
     _require(isinstance(formula, str) and isinstance(response, str), "formula.formula and formula.response must be strings")
     _require(isinstance(terms, list) and terms, "formula.terms must be a non-empty list")
     _require(isinstance(categories, dict), "formula.categories must be an object")
-    names = set()
+    _require(isinstance(intercept, bool), "formula.intercept must be true or false")
     for term in terms:
         _require(isinstance(term, list) and term, "each formula term must be a non-empty list of column names")
-        for name in term:
-            _require(isinstance(name, str) and bool(_BACKTICK_SAFE.match(name)), f"bad column name {name!r} in a term")
-            names.add(name)
+    parsed = ParsedFormula(formula, response, tuple(tuple(_factor(e) for e in term) for term in terms), intercept)
+    exprs = {factor.expr: factor for term in parsed.terms for factor in term}
     for name, levels in categories.items():
-        _require(name in names, f"formula.categories names {name!r}, which no term uses")
+        _require(name in exprs, f"formula.categories names {name!r}, which no term uses")
         _require(isinstance(levels, list) and levels, f"formula.categories[{name!r}] must list levels")
         _require(all(_LABEL_CHECKS["category"](v) for v in levels), f"levels of {name!r}")
-    rhs = " + ".join(":".join(f"`{name}`" for name in term) for term in terms)
-    encoder_state = {}
-    for name in names:
-        if name in categories:
-            encoder_state[name] = (Factor.Kind.CATEGORICAL, {"categories": list(categories[name])})
-        else:
-            encoder_state[name] = (Factor.Kind.NUMERICAL, {})
-    spec = ModelSpec(formula=f"1 + {rhs}", materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
-    for term in spec.formula:
-        for factor in term.factors:
-            _require(
-                factor.eval_method in (Factor.EvalMethod.LOOKUP, Factor.EvalMethod.LITERAL),
-                f"formula factor {factor} is not a column look-up",
-            )
-    return FormulaDesign(formula, response, spec, tuple(columns), inputs=tuple(sorted(names)))
+    encoder_state = {
+        expr: (Factor.Kind.CATEGORICAL, {"categories": list(categories[expr])})
+        if expr in categories
+        else (Factor.Kind.NUMERICAL, {})
+        for expr in exprs
+    }
+    spec = ModelSpec(formula=parsed.rhs(), materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
+    try:
+        check_structure(spec, parsed)
+    except DataError as error:
+        raise ModelFileError(f"not a valid csvm-stats model file: {error}") from None
+    return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
 
 
 def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
@@ -612,12 +664,33 @@ class SavedModel:
         return pd.Series(self.report["statements"], name="statement")
 
     @property
+    def selected_features(self) -> pd.Series | None:
+        """A sparse CSVM's selected features and coefficients (original units); ``None`` otherwise."""
+        selection = self.report.get("selection")
+        if selection is None:
+            return None
+        return pd.Series(selection["features"], name="coef", dtype=float)
+
+    @property
     def random_state(self) -> int | None:
         """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
         return self.report.get("random_state")
 
 
-def _report(report: Any) -> dict[str, Any]:
+def _check_selection(selection: Any, columns: list[str]) -> None:
+    if selection is None:
+        return
+    _require(isinstance(selection, dict), "report.selection must be an object")
+    _require(selection.get("route") in ("l1", "cardinality"), "report.selection.route must be 'l1' or 'cardinality'")
+    s = selection.get("max_features")
+    _require(s is None or (_is_integer(s) and s >= 1), "report.selection.max_features must be a positive integer")
+    _require(isinstance(selection.get("exact"), bool), "report.selection.exact must be a boolean")
+    features = selection.get("features")
+    _require(isinstance(features, dict) and set(features) <= set(columns), "report.selection.features must name columns")
+    _require(all(_is_number(v) for v in features.values()), "report.selection.features must map columns to numbers")
+
+
+def _report(report: Any, columns: list[str]) -> dict[str, Any]:
     _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
     statements, rates = report.get("statements", {}), report.get("rates", {})
     _require(
@@ -627,6 +700,7 @@ def _report(report: Any) -> dict[str, Any]:
     _require(isinstance(rates, dict) and all(isinstance(v, dict) for v in rates.values()), "report.rates")
     seed = report.get("random_state")
     _require(seed is None or _is_integer(seed), "report.random_state must be an integer")
+    _check_selection(report.get("selection"), columns)
     return report
 
 
@@ -662,7 +736,7 @@ def _load(path: Path) -> SavedModel:
     _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
-    report = _report(metadata.get("report"))
+    report = _report(metadata.get("report"), columns)
     calibration, method = _calibration(metadata.get("calibration"), arrays)
     return SavedModel(
         columns=tuple(columns),

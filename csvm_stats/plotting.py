@@ -409,3 +409,80 @@ def plot_reliability(y_true: Any, probabilities: Mapping[str, Any] | Any, *, ax:
                      n_bins: int = 10, strategy: str = "uniform") -> Axes:
     """Reliability diagram of one or several probability estimates; returns the Axes."""
     return ReliabilityDisplay.from_predictions(y_true, probabilities, n_bins=n_bins, strategy=strategy).plot(ax).ax_
+
+
+# ---------------------------------------------------------------------- sparse CSVM
+@dataclass
+class SelectionStabilityDisplay:
+    """Bar chart of bootstrap selection frequencies (:mod:`csvm_stats.stability`).
+
+    Bars show the share of refits that chose each of the ``top`` most often
+    chosen features; features of the original fit are filled, the others
+    hatched; ``threshold`` (e.g. 0.6, stability selection's cut-off) is drawn
+    as a line when given.
+    """
+
+    table: pd.DataFrame
+    top: int = 20
+    threshold: float | None = None
+    ax_: Any = field(default=None, init=False, repr=False)
+    figure_: Any = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_results(cls, results: Any, *, n_bootstrap: int = 100, random_state: int = 0, n_jobs: int | None = None,
+                     top: int = 20, threshold: float | None = None) -> SelectionStabilityDisplay:
+        """Refit a :class:`~csvm_stats.sparse_results.SparseCSVMResults` ``n_bootstrap`` times."""
+        table = results.selection_stability(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs)
+        return cls(table, top, threshold)
+
+    def plot(self, ax: Axes | None = None) -> SelectionStabilityDisplay:
+        missing = {"frequency", "refits"} - set(self.table.columns)
+        if missing:
+            raise DataError(f"the stability table lacks column(s) {sorted(missing)}; pass results.selection_stability().")
+        ax = _axes(ax)
+        shown = self.table.head(self.top)
+        in_fit = shown["in_fit"].to_numpy(dtype=bool) if "in_fit" in shown else np.ones(len(shown), dtype=bool)
+        positions = np.arange(len(shown))
+        ax.barh(positions[in_fit], shown["frequency"].to_numpy()[in_fit], color="tab:blue", label="selected in the fit")
+        ax.barh(positions[~in_fit], shown["frequency"].to_numpy()[~in_fit], color="white", edgecolor="tab:blue",
+                hatch="//", label="not selected in the fit")
+        if self.threshold is not None:
+            ax.axvline(self.threshold, color="black", ls="--", lw=1.0, label=f"frequency {self.threshold:g}")
+        ax.set_yticks(positions, [str(name) for name in shown.index])
+        ax.invert_yaxis()
+        ax.set(xlim=(0, 1), xlabel=f"share of {int(shown['refits'].iloc[0])} bootstrap refits selecting the feature",
+               title="Selection stability")
+        ax.legend(fontsize=8, loc="lower right")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def plot_selection_stability(table: pd.DataFrame, *, top: int = 20, threshold: float | None = None,
+                             ax: Axes | None = None) -> Axes:
+    """Selection frequencies of the ``top`` most often chosen features; returns the Axes."""
+    return SelectionStabilityDisplay(table, top, threshold).plot(ax).ax_
+
+
+def plot_sparsity_path(path: Any, *, rate: str = "tpr", ax: Axes | None = None) -> Axes:
+    """Features used against the achieved held-out ``rate`` (with its lower bound) along a path.
+
+    ``path`` is a :class:`~csvm_stats.sparse_path.SparsityPath`; each point is
+    labelled with its C or s. Points without a solution are left out.
+    """
+    table = path.table
+    if f"{rate}_heldout" not in table:
+        raise DataError(f"the path reports no {RATE_AXIS.get(rate, rate)}; constrain it or pass one of the reported rates.")
+    ok = table[table["error"] == ""].dropna(subset=[f"{rate}_heldout"])
+    ax = _axes(ax)
+    x = ok["n_selected"].to_numpy(dtype=float)
+    ax.plot(x, ok[f"{rate}_heldout"], "o-", color="tab:blue", label=f"held-out {RATE_AXIS.get(rate, rate)}")
+    ax.plot(x, ok[f"{rate}_lower"], "v--", color="tab:orange", label="its lower confidence bound")
+    if f"{rate}_anchor" in ok:
+        ax.plot(x, ok[f"{rate}_anchor"], "s:", color="gray", label=f"anchor {RATE_AXIS.get(rate, rate)} (in-sample)")
+    name = "s" if path.parameter == "max_features" else "C"
+    for value, xv, yv in zip(ok.index, x, ok[f"{rate}_heldout"]):
+        ax.annotate(f"{name}={value:g}", (xv, yv), textcoords="offset points", xytext=(3, 4), fontsize=7)
+    ax.set(xlabel="features used", ylabel=RATE_AXIS.get(rate, rate), ylim=(0, 1.02),
+           title=f"Regularisation path over {name}")
+    ax.legend(fontsize=8, loc="lower right")
+    return ax

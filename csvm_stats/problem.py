@@ -56,6 +56,24 @@ class Indicators:
 
 
 @dataclass(frozen=True)
+class CSVMData:
+    r"""The data of an exact primal CSVM, for backends that exploit its structure (``"bnb"``).
+
+    Feature rows and labels of I and J, C, the training weights and the rate
+    requirements; the binaries' bounds in the MIQP carry the proven fixings.
+    Attached by :func:`build_primal` only when the model is exact.
+    """
+
+    phi_train: np.ndarray
+    y_train: np.ndarray
+    phi_anchor: np.ndarray
+    y_anchor: np.ndarray
+    C: float
+    weight: np.ndarray
+    requirements: tuple[RateRequirement, ...]
+
+
+@dataclass(frozen=True)
 class MIQP:
     r"""A mixed-integer program with a convex quadratic objective (see module docstring).
 
@@ -81,6 +99,7 @@ class MIQP:
     indicators: Indicators | None = None
     start: np.ndarray | None = field(default=None, repr=False)
     tangent_points: tuple[np.ndarray, ...] = field(default=(), repr=False)
+    csvm: CSVMData | None = field(default=None, repr=False)
 
     @property
     def n_vars(self) -> int:
@@ -241,6 +260,8 @@ def build_primal(
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators,
         start=start,
         tangent_points=_tangent_points(n, start, reference),
+        csvm=CSVMData(phi_train, y_train, phi_anchor, y_anchor, float(C), sample_weight, tuple(requirements))
+        if exact else None,
     )
     return CSVMProblem(miqp, m_j, exact)
 

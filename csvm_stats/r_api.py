@@ -55,6 +55,9 @@ MODEL_OPTIONS: dict[str, str] = {
     "big_m": "float",
     "standardize": "bool",
     "fractions": "floats",
+    "penalty": "str",
+    "max_features": "int",
+    "screen": "int",
 }
 #: Options of :meth:`~csvm_stats.model.CSVM.fit` that R may pass.
 FIT_OPTIONS: dict[str, str] = {
@@ -140,7 +143,9 @@ def export(results: CSVMResults) -> dict[str, Any]:
     that R's ``update()`` can repeat it); ``rate_names``
     and ``rates`` (a dict of columns, see :data:`RATE_COLUMNS`);
     ``statements``, ``joint_statement``; ``summary_text``; ``solver`` (the
-    solve record); ``warnings``.
+    solve record); ``warnings``; ``selected_names`` and ``selected_coef``
+    (a sparse CSVM's selected features with their coefficients in original
+    units, largest standardised coefficient first; empty otherwise).
     """
     params = results.params
     standardized = results.params_standardized
@@ -183,7 +188,15 @@ def export(results: CSVMResults) -> dict[str, Any]:
             "message": str(record.message),
         },
         "warnings": _string_array(results.warnings),
+        **_selection(results),
     }
+
+
+def _selection(results: CSVMResults) -> dict[str, np.ndarray]:
+    selected = getattr(results, "selected_features", None)
+    if selected is None:
+        return {"selected_names": _string_array([]), "selected_coef": np.empty(0)}
+    return {"selected_names": _string_array(selected.index), "selected_coef": selected["coef"].to_numpy(dtype=np.float64)}
 
 
 def predict(results: CSVMResults, x: Any, type: Sequence[str] | str = "class") -> dict[str, Any]:

@@ -1,7 +1,9 @@
 r"""Two Gaussian classes whose true rates are known in closed form, for validity checks.
 
 Positives are :math:`N(\mu_+, I_d)` and negatives :math:`N(\mu_-, I_d)` with
-:math:`\mu_\pm = \pm(\Delta/2) e_1`. For the linear rule "positive when
+:math:`\mu_\pm = \pm(\Delta/2) u`, :math:`u = (e_1 + \dots + e_k)/\sqrt k`:
+the first k = ``informative`` coordinates carry the signal (k = 1 by
+default), the others are noise, and the classes stay :math:`\Delta` apart. For the linear rule "positive when
 :math:`w^\top x + b \ge 0`",
 
 .. math::
@@ -24,16 +26,20 @@ from scipy.stats import norm
 
 @dataclass(frozen=True)
 class GaussianClasses:
-    """Two unit-covariance Gaussian classes ``distance`` apart in ``dim`` dimensions."""
+    """Two unit-covariance Gaussian classes ``distance`` apart in ``dim`` dimensions.
+
+    The mean difference lies on the first ``informative`` coordinates.
+    """
 
     dim: int = 2
     distance: float = 2.0
     positive_share: float = 0.5
+    informative: int = 1
 
     def mean(self, label: int) -> np.ndarray:
         """Class mean for label +1 or -1."""
         mu = np.zeros(self.dim)
-        mu[0] = label * self.distance / 2
+        mu[: self.informative] = label * self.distance / 2 / np.sqrt(self.informative)
         return mu
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

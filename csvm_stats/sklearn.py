@@ -54,6 +54,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.validation import check_feature_table, check_labels_present
 
 PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
@@ -82,6 +83,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     C, kernel, gamma, degree, coef0, rank, big_m : the CSVM (see
         :class:`csvm_stats.model.CSVM`); ``kernel`` is "linear", "rbf", "poly"
         or a callable returning the Gram matrix.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (linear kernel): ``penalty="l1"`` the L1-norm CSVM, ``max_features=s``
+        at most s non-zero coefficients (see :mod:`csvm_stats.sparse`).
     anchor_size, holdout_size : shares of the rows for the anchor and the
         held-out sample when a rate is required (the rest trains); ignored,
         and all rows train, when no rate is required.
@@ -123,6 +127,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         coef0=1.0,
         rank=None,
         big_m=None,
+        penalty="l2",
+        max_features=None,
+        screen=None,
         anchor_size=0.25,
         holdout_size=0.25,
         standardize=True,
@@ -145,6 +152,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.rank = rank
         self.big_m = big_m
+        self.penalty = penalty
+        self.max_features = max_features
+        self.screen = screen
         self.anchor_size = anchor_size
         self.holdout_size = holdout_size
         self.standardize = standardize
@@ -196,6 +206,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``."""
         from csvm_stats.model import CSVM
 
+        check_feature_table(X)
+        if y is not None:  # scikit-learn says "requires y to be passed" itself
+            check_labels_present(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -228,9 +241,12 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             positive=1,
             standardize=self.standardize,
             fractions=self._fractions(),
+            penalty=self.penalty,
+            max_features=self.max_features,
+            screen=self.screen,
         )
         self.results_ = model.fit(
-            solver=self.solver, time_limit=float(self.time_limit), mip_gap=float(self.mip_gap), random_state=seed
+            solver=self.solver, time_limit=self.time_limit, mip_gap=self.mip_gap, random_state=seed
         )
         if self.results_.is_linear:
             params = self.results_.params.to_numpy()
@@ -267,6 +283,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """f(x) = w'phi(x) + b on the standardised columns; ``classes_[1]`` where f(x) >= 0."""
         check_is_fitted(self)
+        check_feature_table(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.results_.decision_function(X).to_numpy()
 

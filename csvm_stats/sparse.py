@@ -57,6 +57,7 @@ from csvm_stats.problem import (
     with_cardinality,
 )
 from csvm_stats.solvers import SolverOptions, Status, solve
+from csvm_stats.validation import check_choice, check_integer
 from csvm_stats.warmstart import shifted_intercept_start, svm_reference
 
 PENALTIES: tuple[str, ...] = ("l2", "l1")
@@ -97,12 +98,9 @@ class SparseFit(CSVMFit):
 
 def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> None:
     """Validate ``penalty`` and ``max_features`` with messages naming the fix."""
-    if penalty not in PENALTIES:
-        raise DataError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
-    if max_features is None:
+    check_choice(penalty, "penalty", PENALTIES)
+    if check_integer(max_features, "max_features", none=True) is None:
         return
-    if isinstance(max_features, bool) or not isinstance(max_features, (int, np.integer)) or max_features < 1:
-        raise DataError(f"max_features must be a positive integer or None, got {max_features!r}.")
     if penalty != "l2":
         raise DataError("max_features is the cardinality route of the L2 CSVM; use it with penalty='l2'.")
     if max_features > n_features:
@@ -143,6 +141,22 @@ def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options) -> tuple[n
     return solution.x, float(solution.record.objective)
 
 
+def _given_start(X_i, y_i, X_j, y_j, C, counts, weight, start, l1: bool) -> tuple[np.ndarray, float, np.ndarray, np.ndarray] | None:
+    """A caller's ``(w, b)`` as a feasible point: ``(w, xi, z, objective)``; ``None`` when it misses a count.
+
+    Used by the regularisation path: the previous grid point's solution meets
+    the same constraints, so it is a valid MIP start for the next one.
+    """
+    w, b = np.asarray(start[0], dtype=float), float(start[1])
+    xi = np.maximum(0.0, 1.0 - y_i * (X_i @ w + b))
+    z = (y_j * (X_j @ w + b) >= 1.0 - 1e-9).astype(float)
+    for req in rate_requirements(y_j, counts):
+        if z[req.members].sum() < req.count:
+            return None
+    penalty = np.abs(w).sum() if l1 else float(w @ w)
+    return w, float(penalty + C * weight @ xi), xi, z
+
+
 def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str):
     solution = solve(problem.miqp, solver, options)
     record = replace(solution.record, exact=problem.exact)
@@ -163,17 +177,25 @@ def fit_l1_csvm(
     solver: str = "auto",
     options: SolverOptions | None = None,
     warm_start: bool = True,
+    start: tuple[np.ndarray, float] | None = None,
 ) -> SparseFit:
     """The L1-norm CSVM (module docstring) on standardised columns.
 
     ``big_m=None`` (the default here) uses the proven constants of the warm
     start; a number caps them (removing solutions when it is below them).
+    ``start`` = (w, b), e.g. the previous point of a path, is used as the
+    start when it meets the constraints and beats the module's own start.
     """
     options = options or SolverOptions()
     weight = np.ones(X_train.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     counts = check_min_counts(min_counts or {}, y_anchor)
     found = _l1_start(X_train, y_train, X_anchor, y_anchor, C, counts, weight, solver, options) if warm_start else None
     x0, upper = found if found is not None else (None, None)
+    given = None if start is None else _given_start(
+        X_train, y_train, X_anchor, y_anchor, C, counts, weight, start, l1=True)
+    if given is not None and (upper is None or given[1] < upper):
+        w, upper, xi, z = given
+        x0 = np.r_[np.maximum(w, 0.0), np.maximum(-w, 0.0), float(start[1]), xi, z]
     problem = build_l1_primal(
         X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, big_m=big_m, sample_weight=weight,
         start=x0, upper=upper,
@@ -235,8 +257,14 @@ def fit_cardinality_csvm(
     solver: str = "auto",
     options: SolverOptions | None = None,
     screen: int | None = None,
+    start: tuple[np.ndarray, float] | None = None,
 ) -> SparseFit:
-    """The L2 CSVM with at most ``max_features`` non-zero coefficients (module docstring)."""
+    """The L2 CSVM with at most ``max_features`` non-zero coefficients (module docstring).
+
+    ``start`` = (w, b) with at most ``max_features`` non-zeros (e.g. the
+    path's previous point) joins the candidates with its support and is the
+    start when it meets the constraints and beats the restricted fit.
+    """
     options = options or SolverOptions()
     p = X_train.shape[1]
     check_sparsity("l2", max_features, p)
@@ -250,14 +278,20 @@ def fit_cardinality_csvm(
         X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, sample_weight=weight, solver=solver,
         options=options,
     )
+    given = None
+    if start is not None and np.count_nonzero(start[0]) <= max_features:
+        given = _given_start(X_train, y_train, X_anchor, y_anchor, C, counts, weight, start, l1=False)
     candidates = np.sort(ranking[:K])
+    if given is not None:
+        candidates = np.union1d(candidates, np.flatnonzero(given[0]))
+        K = candidates.size
     rule = (
         "all columns (no screening)" if K == p
         else f"the {K} best-ranked of {p} columns (L1-CSVM support first, then |w| of the plain SVM)"
     )
     top = ranking[:max_features]
     try:
-        start_fit = fit_csvm(
+        restricted = fit_csvm(
             X_train[:, top], y_train, X_anchor[:, top], y_anchor, C=C, min_counts=counts, big_m=None,
             sample_weight=weight, solver=solver, options=options,
         )
@@ -268,11 +302,14 @@ def fit_cardinality_csvm(
         ) from err
     Xc_i, Xc_j = X_train[:, candidates], X_anchor[:, candidates]
     w0 = np.zeros(K)
-    w0[np.searchsorted(candidates, top)] = start_fit.coef
-    b0 = start_fit.intercept
+    w0[np.searchsorted(candidates, top)] = restricted.coef
+    b0 = restricted.intercept
     xi0 = np.maximum(0.0, 1.0 - y_train * (Xc_i @ w0 + b0))
-    z0 = start_fit.z
+    z0 = restricted.z
     upper = float(w0 @ w0 + C * weight @ xi0)
+    if given is not None and given[1] < upper:
+        w0, upper, xi0, z0 = given[0][candidates], given[1], given[2], given[3]
+        b0 = float(start[1])
     reference = svm_reference(Xc_i, y_train, C, weight)
     problem = build_primal(
         Xc_i, y_train, Xc_j, y_anchor, C=C, min_counts=counts, big_m=None, sample_weight=weight,
@@ -317,17 +354,18 @@ def fit_sparse_csvm(
     solver: str = "auto",
     options: SolverOptions | None = None,
     warm_start: bool = True,
+    start: tuple[np.ndarray, float] | None = None,
 ) -> SparseFit:
     """The route the arguments name: ``max_features`` -> cardinality, else ``penalty="l1"``."""
     check_sparsity(penalty, max_features, X_train.shape[1])
     if max_features is not None:
         return fit_cardinality_csvm(
             X_train, y_train, X_anchor, y_anchor, max_features=max_features, C=C, min_counts=min_counts,
-            sample_weight=sample_weight, solver=solver, options=options, screen=screen,
+            sample_weight=sample_weight, solver=solver, options=options, screen=screen, start=start,
         )
     if penalty != "l1":
         raise DataError("fit_sparse_csvm needs penalty='l1' or max_features; the plain CSVM is engine.fit_csvm.")
     return fit_l1_csvm(
         X_train, y_train, X_anchor, y_anchor, C=C, min_counts=min_counts, big_m=big_m,
-        sample_weight=sample_weight, solver=solver, options=options, warm_start=warm_start,
+        sample_weight=sample_weight, solver=solver, options=options, warm_start=warm_start, start=start,
     )

@@ -629,3 +629,97 @@ def nested_cv(
             for row in fold_rows
         ]
     return NestedCVResult(pd.DataFrame(rows), splits, protocol, time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------- sparse CSVM: choosing C or s
+
+
+@dataclass(frozen=True)
+class SparsityChoice:
+    """Cross-validated choice of a sparse CSVM's C or s: ``chosen`` and the per-value ``table``."""
+
+    parameter: str
+    chosen: float
+    table: pd.DataFrame
+
+
+def _sparse_fold_score(model, rows_train, rows_valid, parameter, value, seed, fit_options) -> dict[str, float]:
+    from csvm_stats.model import CSVM
+
+    X, y = model.exog.iloc[rows_train], model.y[rows_train]
+    kwargs = {f"{rate}_min": p0 for rate, p0 in model.targets.items()}
+    kwargs.update(alpha=model.alpha, bound=model.bound, C=model.C, penalty=model.penalty,
+                  max_features=model.max_features, screen=model.screen, standardize=model.standardize)
+    kwargs[parameter] = value
+    if kwargs["screen"] is not None and kwargs["max_features"] is not None:
+        kwargs["screen"] = max(kwargs["screen"], kwargs["max_features"])
+    train_share = DEFAULT_FRACTIONS[0] / (DEFAULT_FRACTIONS[0] + DEFAULT_FRACTIONS[1])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CappedTargetWarning)
+            fold = CSVM(y, X, fractions=(train_share, 1.0 - train_share, 0.0), positive=1, **kwargs).fit(
+                random_state=seed, **fit_options)
+    except CSVMError:  # counted in the table's "failed" column
+        return {"tpr": math.nan, "tnr": math.nan, "acc": math.nan, "n_selected": math.nan, "failed": 1.0}
+    X_valid = model.exog.iloc[rows_valid]
+    predicted = np.where(fold.decision_function(X_valid).to_numpy() >= 0, 1, -1)
+    rates = Rates.from_predictions(model.y[rows_valid], predicted)
+    return {"tpr": rates.tpr, "tnr": rates.tnr, "acc": rates.acc, "n_selected": float(fold.n_selected), "failed": 0.0}
+
+
+def choose_sparsity(
+    model,
+    values: Sequence[float],
+    *,
+    folds: int = 5,
+    criterion: Criterion = "accuracy",
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    solver: str = "auto",
+    time_limit: float = 60.0,
+) -> SparsityChoice:
+    r"""Choose s (``max_features``) or C of a sparse :class:`~csvm_stats.model.CSVM` by cross-validation.
+
+    Only the training and anchor samples of ``model.fit(random_state=...)``
+    are used (stratified ``folds``-fold CV; inside each fold the training part
+    is split into I and J in the model's 2:1 proportion and the model refitted
+    with the candidate value), so the held-out sample stays untouched and a
+    final ``fit`` with the same ``random_state`` keeps valid held-out
+    statements. Rule: among the values whose mean validation rate meets
+    every target of the model, the one with the largest mean ``criterion``
+    (accuracy, G-mean or Youden); ties and, when no value meets the targets,
+    the largest mean constrained rate go to the smaller value (fewer features).
+    Folds run through joblib (any backend); results do not depend on ``n_jobs``.
+    The table has the mean validation rates, features used, ``score`` and
+    ``failed`` (share of folds whose fit had no solution) per value.
+    """
+    if not model.sparse:
+        raise DataError("choose_sparsity needs a sparse model: CSVM(..., penalty='l1') or CSVM(..., max_features=s).")
+    if criterion not in CRITERIA:
+        raise DataError(f"criterion must be one of {CRITERIA}, got {criterion!r}.")
+    parameter = "max_features" if model.max_features is not None else "C"
+    grid = sorted({int(v) if parameter == "max_features" else float(v) for v in values})
+    split = model._split(random_state)
+    rows = np.sort(np.concatenate([split.train, split.anchor]))
+    splitter = StratifiedKFold(folds, shuffle=True, random_state=random_state % 2**31)
+    parts = list(splitter.split(np.zeros(rows.size), model.y[rows]))
+    fit_options = {"solver": solver, "time_limit": time_limit}
+    jobs = [(value, k) for value in grid for k in range(folds)]
+    scores = Parallel(n_jobs=n_jobs)(
+        delayed(_sparse_fold_score)(model, rows[parts[k][0]], rows[parts[k][1]], parameter, value,
+                                    _fold_seed(random_state, k) % 2**31, fit_options)
+        for value, k in jobs
+    )
+    frame = pd.DataFrame(scores).assign(**{parameter: [v for v, _ in jobs]}).groupby(parameter).mean()
+    frame["score"] = [Rates(r.tpr, r.tnr, r.acc).score(criterion) for r in frame.itertuples()]
+    constrained = list(model.targets)
+    frame["meets_targets"] = np.all([frame[rate] >= p0 for rate, p0 in model.targets.items()], axis=0) \
+        if constrained else True
+    if frame["meets_targets"].any():
+        best = frame.loc[frame["meets_targets"], "score"]
+    else:
+        best = frame[constrained].mean(axis=1) if constrained else frame["score"]
+    if best.isna().all():
+        raise NoSolutionError("no value of the grid could be validated: every fold's fit failed; relax a target.")
+    chosen = best.index[int(np.nanargmax(best.to_numpy()))]  # first maximum: the smallest value
+    return SparsityChoice(parameter, chosen, frame)

@@ -51,17 +51,19 @@ class WarmStart:
     objective: float
 
 
-def _fit_svc(
-    gram: np.ndarray, phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray
+def fit_svm(
+    gram: np.ndarray | None, phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray, tol: float = 1e-6
 ) -> tuple[np.ndarray, float, float]:
     """libsvm on ``min w'w + C sum s_i xi_i`` (its C is C/2): direction, intercept, dual value.
 
-    ``gram`` is ``phi @ phi.T`` (sliced by the caller from one Gram matrix).
-    The dual value is returned on the CSVM scale, ``2 (sum alpha - ||w||^2 / 2)``,
-    a lower bound on the optimum by weak duality.
+    ``gram`` is ``phi @ phi.T`` (sliced by the caller from one Gram matrix) or
+    ``None``: then libsvm's linear kernel works on the rows of ``phi`` (memory
+    linear in the number of rows). The dual value is returned on the CSVM
+    scale, ``2 (sum alpha - ||w||^2 / 2)``, a lower bound on the optimum by weak
+    duality (libsvm's alpha is dual feasible at any stopping point).
     """
-    svc = SVC(kernel="precomputed", C=C / 2.0, tol=1e-6)
-    svc.fit(gram, y, sample_weight=weight)
+    svc = SVC(kernel="linear" if gram is None else "precomputed", C=C / 2.0, tol=tol)
+    svc.fit(phi if gram is None else gram, y, sample_weight=weight)
     coef = svc.dual_coef_[0]
     w = coef @ phi[svc.support_]
     b = float(svc.intercept_[0])
@@ -80,7 +82,7 @@ def svm_reference(
     """
     n = phi_train.shape[0]
     gram_train = phi_train @ phi_train.T if gram is None else gram[:n, :n]
-    w, b, dual = _fit_svc(gram_train, phi_train, y_train, C, weight)
+    w, b, dual = fit_svm(gram_train, phi_train, y_train, C, weight)
     primal = float(w @ w + C * weight @ np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b)))
     return SVMReference(w, b, primal, dual)
 
@@ -163,7 +165,7 @@ def shifted_intercept_start(
     phi = np.vstack([phi_train, phi_anchor])
     gram = phi @ phi.T if gram is None else gram
     y = np.r_[y_train, y_anchor]
-    w0, b0, _ = _fit_svc(gram, phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])])
+    w0, b0, _ = fit_svm(gram, phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])])
     best = _best_shift(w0, b0, *args)
     if best is None or not requirements:
         return best
@@ -171,7 +173,7 @@ def shifted_intercept_start(
     for _ in range(POLISH_ROUNDS):
         rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(best.z > 0.5)]
         w_k = np.r_[weight, np.full(rows.size - n_i, ANCHOR_WEIGHT)]
-        w1, b1, _ = _fit_svc(gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
+        w1, b1, _ = fit_svm(gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
         candidate = _best_shift(w1, b1, *args)
         if candidate is None or candidate.objective >= best.objective * (1 - 1e-6):
             break

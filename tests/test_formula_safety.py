@@ -231,3 +231,40 @@ def test_unsafe_mode_is_the_documented_opt_in_for_python_terms():
 def test_tokens_keep_backquoted_names_whole():
     kinds = [(t.kind, t.text) for t in tokenize("y ~ `a + {b}` + c.d")]
     assert kinds == [("name", "y"), ("op", "~"), ("name", "a + {b}"), ("op", "+"), ("name", "c.d"), ("end", "")]
+
+
+@pytest.mark.parametrize("formula", ["y ~ C(n) + a", "y ~ 0 + g + a", "y ~ a*g + `my col`", "y ~ C(n):a + g - 1"])
+def test_grammar_formulas_survive_a_model_file(formula, tmp_path):
+    """C(column), interactions and a dropped intercept are saved as structure and predict identically."""
+    from csvm_stats.persistence import load_model, save_model
+
+    data = _frame(120, 3)
+    results = CSVM.from_formula(formula, data, tpr_min=0.7, bound="none").fit(random_state=0, time_limit=30)
+    loaded = load_model(save_model(results, tmp_path / "m.csvm"))
+    assert loaded.columns == tuple(results.model.exog_names)
+    np.testing.assert_allclose(loaded.decision_function(data), results.decision_function(data), rtol=1e-12, atol=1e-12)
+    assert loaded.formula.parsed.rhs() == results.model.formula.parsed.rhs()
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [({"C": "n`) + {x}"}, "bad column name"), ({"C": "n", "then": "x"}, "bad formula factor"), ({"I": "n"}, "bad formula factor")],
+)
+def test_a_model_file_factor_entry_is_structure_only(entry, message, tmp_path):
+    import json
+    import zipfile
+
+    from csvm_stats.persistence import ModelFileError, load_model, save_model
+
+    results = CSVM.from_formula("y ~ C(n) + a", _frame(120, 3), tpr_min=0.7, bound="none").fit(random_state=0, time_limit=30)
+    path = save_model(results, tmp_path / "m.csvm")
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    meta = json.loads(members["model.json"])
+    meta["formula"]["terms"].append([entry])
+    members["model.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(tmp_path / "edited.csvm", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ModelFileError, match=message):
+        load_model(tmp_path / "edited.csvm")

@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 # A CSVM that no backend proves within its (long) time limit: two overlapping
 # Gaussian classes, n = 2000, TPR >= 0.9 on the anchor half. The child prints
 # "solving" from SCIP's first node, so the signal reaches the solver itself
-# (SCIP catches SIGINT in C and reports "userinterrupt").
+# (SCIP catches SIGINT in C and reports "userinterrupt"), or from bnb's first
+# SVM solve (the search catches KeyboardInterrupt and reports it).
 CHILD = textwrap.dedent(
     """
     import sys
@@ -46,6 +47,16 @@ CHILD = textwrap.dedent(
     proxy = types.SimpleNamespace(**vars(pyscipopt))
     proxy.Model = AnnouncedModel
     scip_backend._import_scip = lambda: proxy
+
+    import csvm_stats.solvers.bnb as bnb_backend
+    node_fit = bnb_backend.fit_svm
+
+    def announced_fit(*args, **kwargs):  # inside the search, where bnb catches the interrupt
+        print("solving", flush=True)
+        bnb_backend.fit_svm = node_fit
+        return node_fit(*args, **kwargs)
+
+    bnb_backend.fit_svm = announced_fit
     rng = np.random.default_rng(0)
     y = np.where(rng.random(2000) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(2000, 10))
@@ -75,9 +86,9 @@ def run_and_interrupt(solver: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(child.args, child.returncode, out, err)
 
 
-@pytest.mark.parametrize("solver", ["scip"])
+@pytest.mark.parametrize("solver", ["scip", "bnb"])
 def test_sigint_during_a_solve_raises_keyboard_interrupt(solver):
     done = run_and_interrupt(solver)
     assert done.returncode != 0
     assert "finished" not in done.stdout
-    assert "KeyboardInterrupt: the scip solve was interrupted by the user" in done.stderr, done.stderr[-2000:]
+    assert f"KeyboardInterrupt: the {solver} solve was interrupted by the user" in done.stderr, done.stderr[-2000:]

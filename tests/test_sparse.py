@@ -127,7 +127,7 @@ def test_cardinality_route_screens_many_columns_and_says_so():
 
 def test_bad_sparsity_arguments_name_the_fix():
     X, y = _toy(40, 5, 2, seed=5)
-    with pytest.raises(DataError, match="max_features must be a positive integer"):
+    with pytest.raises(DataError, match="max_features must be None or a whole number"):
         fit_cardinality_csvm(X, y, X[:0], y[:0], max_features=0)
     from csvm_stats.model import CSVM
 
@@ -171,3 +171,187 @@ def test_sparse_summary_lists_the_selected_features_only():
     unselected = [f"x{k}" for k in range(3, 31) if f"x{k}" not in res.selected_features.index]
     assert not any(f"\n{name} " in text for name in unselected)
     assert "held-out statements hold for the selected classifier" in " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def l1_formula_fit():
+    import pandas as pd
+
+    from csvm_stats.model import CSVM
+
+    X, y = _toy(200, 12, 2, seed=8)
+    frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(12)]).assign(y=np.where(y > 0, "case", "control"))
+    return CSVM.from_formula("y ~ .", frame, tpr_min=0.8, bound="binomial", positive="case", penalty="l1", C=0.05).fit(
+        random_state=2
+    )
+
+
+def test_selection_stability_is_reproducible_and_independent_of_n_jobs(l1_formula_fit):
+    res = l1_formula_fit
+    one = res.selection_stability(n_bootstrap=6, random_state=5, n_jobs=1)
+    two = res.selection_stability(n_bootstrap=6, random_state=5, n_jobs=2)
+    assert one.equals(two)
+    assert set(one.columns) >= {"frequency", "count", "refits", "in_fit"}
+    assert one.loc[["g0", "g1"], "frequency"].min() >= 5 / 6  # the informative columns are chosen (nearly) always
+    assert one["in_fit"].sum() == res.n_selected
+    assert np.allclose(one["frequency"], one["count"] / one["refits"])
+
+
+def test_stability_plot_returns_axes_with_one_bar_per_feature(l1_formula_fit):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from csvm_stats.plotting import plot_selection_stability
+
+    table = l1_formula_fit.selection_stability(n_bootstrap=4, random_state=0)
+    ax = plot_selection_stability(table, top=5, threshold=0.6)
+    assert len(ax.patches) == 5 and [t.get_text() for t in ax.get_yticklabels()] == list(table.index[:5])
+    plt.close("all")
+    with pytest.raises(DataError, match="selection_stability"):
+        plot_selection_stability(table.drop(columns="refits"))
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from csvm_stats.sklearn import CSVMClassifier  # noqa: E402
+
+
+@parametrize_with_checks([
+    CSVMClassifier(penalty="l1", C=0.5),
+    CSVMClassifier(max_features=1, tpr_min=0.8, bound="none", random_state=0),
+])
+def test_sparse_estimators_pass_the_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+def test_classifier_exposes_the_selection():
+    X, y = _toy(160, 10, 2, seed=9)
+    clf = CSVMClassifier(max_features=2, tpr_min=0.8, bound="binomial", random_state=0).fit(X, y)
+    assert np.count_nonzero(clf.coef_) <= 2 and np.count_nonzero(clf.coef_[0, :2]) == 2
+    assert set(clf.results_.selected_features.index) == {f"x{k + 1}" for k in np.flatnonzero(clf.coef_[0])}
+
+
+def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from csvm_stats.cli import EXIT_OK, EXIT_USAGE, main
+    from csvm_stats.persistence import load_model
+
+    X, y = _toy(200, 8, 2, seed=10)
+    frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(8)]).assign(y=np.where(y > 0, "pos", "neg"))
+    data, model_file = tmp_path / "d.csv", tmp_path / "m.csvm"
+    frame.to_csv(data, index=False)
+    argv = ["fit", str(data), "-f", "y ~ .", "--positive", "pos", "--tpr-min", "0.8", "--bound", "binomial",
+            "--max-features", "2", "--format", "json", "--save", str(model_file)]
+    assert main(argv) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["selection"]["route"] == "cardinality" and len(report["selection"]["features"]) <= 2
+    saved = load_model(model_file)
+    assert set(saved.selected_features.index) == set(report["selection"]["features"])
+    assert "Selected features" in saved.summary_text
+    assert main(["predict", str(model_file), str(data), "-o", str(tmp_path / "p.csv")]) == EXIT_OK
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", str(data), "-f", "y ~ .", "--max-features", "0"])
+    assert stop.value.code == EXIT_USAGE
+    assert "--max-features must be a whole number of at least 1" in capsys.readouterr().err
+    assert main(["fit", str(data), "-f", "y ~ .", "--penalty", "l1", "-C", "0.05", "--solver", "highs"]) == EXIT_OK
+    assert "L1-norm CSVM" in capsys.readouterr().out
+
+
+def test_r_api_accepts_the_sparse_options_and_exports_the_selection():
+    from csvm_stats import r_api
+
+    X, y = _toy(160, 6, 2, seed=11)
+    names = [f"g{k}" for k in range(6)]
+    labels = np.where(y > 0, "yes", "no").tolist()
+    out = r_api.fit(X, names, labels, "yes", {"penalty": "l1", "C": 0.05, "tpr_min": 0.8, "bound": "binomial",
+                                             "random_state": 1.0})
+    exported = r_api.export(out["results"])
+    assert list(exported["selected_names"]) == list(out["results"].selected_features.index)
+    assert np.allclose(exported["selected_coef"], out["results"].selected_features["coef"])
+    out = r_api.fit(X, names, labels, "yes", {"max_features": 2.0, "random_state": 1})
+    assert len(r_api.export(out["results"])["selected_names"]) <= 2
+    with pytest.raises(DataError, match="whole number"):
+        r_api.fit(X, names, labels, "yes", {"max_features": 2.5})
+    plain = r_api.export(r_api.fit(X, names, labels, "yes", {"random_state": 1})["results"])
+    assert plain["selected_names"].size == 0 and plain["selected_coef"].size == 0
+
+
+def test_path_is_warm_started_monotone_in_s_and_plotted():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from csvm_stats.model import CSVM
+    from csvm_stats.plotting import plot_sparsity_path
+    from csvm_stats.sparse_path import sparsity_path
+
+    X, y = _toy(200, 15, 3, seed=12)
+    model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
+    path = sparsity_path(model, [4, 1, 2, 3], random_state=0, mip_gap=1e-7)
+    table = path.table
+    assert list(table.index) == [1, 2, 3, 4] and (table["error"] == "").all()
+    assert (table["n_selected"] <= table.index).all()
+    # a larger budget can only lower the optimum (every s-sparse point is (s+1)-sparse)
+    objective = table["objective"].to_numpy()
+    assert np.all(np.diff(objective) <= 1e-6 * objective[:-1])
+    assert path.coefficients.shape[1] == 4 and (path.coefficients != 0).sum().le(table["n_selected"].to_numpy()).all()
+    # the same split for every point: the held-out sample is the fit's
+    assert all((r.split.holdout == path.results[0].split.holdout).all() for r in path.results)
+    ax = plot_sparsity_path(path)
+    assert ax.get_xlabel() == "features used" and len(ax.lines) == 3
+    plt.close("all")
+    l1 = sparsity_path(CSVM(y > 0, X, tpr_min=0.8, bound="binomial", penalty="l1"), [0.01, 0.3], random_state=0)
+    assert l1.parameter == "C" and l1.table["n_selected"].is_monotonic_increasing
+
+
+def test_choose_sparsity_uses_only_training_and_anchor_rows():
+    from csvm_stats.model import CSVM
+    from csvm_stats.tuning import choose_sparsity
+
+    X, y = _toy(240, 15, 3, seed=12)
+    model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
+    choice = choose_sparsity(model, [1, 3], folds=3, random_state=4)
+    assert choice.parameter == "max_features" and choice.chosen in (1, 3)
+    assert set(choice.table.columns) >= {"tpr", "tnr", "acc", "n_selected", "score", "meets_targets", "failed"}
+    # scrambling the held-out rows' predictors changes nothing: they are never read (the split depends on y only)
+    X2 = X.copy()
+    holdout = model._split(4).holdout
+    X2[holdout] = np.random.default_rng(0).normal(size=(holdout.size, X.shape[1])) * 100
+    again = choose_sparsity(CSVM(y > 0, X2, tpr_min=0.8, bound="binomial", max_features=1), [1, 3], folds=3, random_state=4)
+    assert again.chosen == choice.chosen and np.allclose(again.table["acc"], choice.table["acc"])
+
+
+def test_small_simulation_finds_the_true_features_and_statements_hold():
+    """A fast version of benchmarks/sparse_simulation.py: 3 informative columns among 40.
+
+    The true TPR of each fitted rule is known in closed form; the held-out
+    95% bound may fail in at most a share alpha of the repetitions, allowed
+    up to the one-sided 99.9% binomial limit (a valid procedure fails this
+    test with probability below 0.001).
+    """
+    import warnings
+
+    from scipy.stats import binom
+
+    from csvm_stats.model import CSVM
+    from csvm_stats.simulation import GaussianClasses
+
+    reps, alpha = 16, 0.05
+    population = GaussianClasses(dim=40, distance=4.0, informative=3)
+    found, failures = 0, 0
+    for seed in range(reps):
+        X, y = population.sample(200, np.random.default_rng(500 + seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = CSVM(y, X, tpr_min=0.8, alpha=alpha, bound="binomial", max_features=3).fit(random_state=seed)
+        found += set(res.engine_fit.selected) == {0, 1, 2}
+        w, b = res.params.to_numpy()[:-1], float(res.params.iloc[-1])
+        failures += population.true_rates(w, b)["tpr"] < res.rates.loc["tpr", "lower"]
+    assert found >= reps - 3  # the exact selection in all but at most 3 repetitions
+    assert failures <= int(binom.ppf(0.999, reps, alpha))

@@ -18,6 +18,7 @@ from functools import cache
 from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.problem import MIQP
 from csvm_stats.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.solvers.bnb import BnbBackend
 from csvm_stats.solvers.gurobi import GurobiBackend
 from csvm_stats.solvers.highs import HighsBackend, is_linear
 from csvm_stats.solvers.scip import ScipBackend
@@ -27,7 +28,7 @@ __all__ = [
     "SOLVERS", "SolverFallbackWarning", "get_backend", "solve",
 ]
 
-SOLVERS: tuple[str, ...] = ("auto", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa", "highs")
+SOLVERS: tuple[str, ...] = ("auto", "bnb", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa", "highs")
 SIZE_LIMITED_LINEAR = 2000  # variables or constraints the pip licence allows for a linear model
 SIZE_LIMITED_QUADRATIC = 200  # variables it allows once the objective is quadratic
 _size_limited_licence: list[bool] = []  # set once a licence error has been seen in this process
@@ -38,6 +39,7 @@ class SolverFallbackWarning(UserWarning):
 
 
 _BACKENDS: dict[str, Callable[[], Backend]] = {
+    "bnb": BnbBackend,
     "scip": lambda: ScipBackend("nonlinear"),
     "scip-tangents": lambda: ScipBackend("tangents"),
     "gurobi": lambda: GurobiBackend("auto"),

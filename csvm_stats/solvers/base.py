@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from csvm_stats.validation import check_positive, check_solver_options
+
 if TYPE_CHECKING:
     from csvm_stats.problem import MIQP
 
@@ -51,6 +53,13 @@ class SolverOptions:
     verbose: bool = False
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        """Refuse bad values here, before any backend sees them (a NaN or negative limit, a bool gap, ...)."""
+        check_solver_options(
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, verbose=self.verbose, seed=self.seed
+        )
+        check_positive(self.feasibility_tol, "feasibility_tol")
+
 
 @dataclass(frozen=True)
 class SolveRecord:
@@ -68,6 +77,7 @@ class SolveRecord:
     formulation: str
     message: str = ""
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
+    svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,7 @@ fit_fields <- function(exported) {
     C = as.numeric(exported$C),
     nobs = as.integer(exported$n),
     samples = vapply(exported$samples, as.integer, integer(1L)),
+    selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names)),
     api_version = as.integer(exported$api_version)
   )
 }

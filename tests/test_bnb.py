@@ -1,0 +1,123 @@
+"""The branch-and-bound backend against brute force, SCIP and Gurobi; its statuses."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from csvm_stats import solvers
+from csvm_stats.engine import fit_csvm
+from csvm_stats.exceptions import InfeasibleConstraintsError, NoSolutionError, SolverError
+from csvm_stats.problem import build_primal, rate_requirements
+from csvm_stats.solvers import SolverOptions, Status
+
+TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=120)
+KINDS = [{"tpr"}, {"tnr"}, {"acc"}, {"tpr", "tnr"}, {"acc", "tpr"}]
+
+
+def brute_force(Xi, yi, Xj, yj, counts, weight, C=1.0) -> float:
+    """The CSVM optimum by enumeration: every minimal set S of anchor points meeting the counts, forced.
+
+    Forcing more points than a minimal set only adds constraints, so the
+    optimum is the least over minimal sets of the convex QP "SVM on I with
+    every point of S at margin >= 1" (solved by SCIP without binaries left).
+    """
+    requirements = rate_requirements(yj, counts)
+
+    def meets(S: tuple[int, ...]) -> bool:
+        return all(len(set(S) & set(req.members.tolist())) >= req.count for req in requirements)
+
+    best = np.inf
+    for size in range(len(yj) + 1):
+        for S in itertools.combinations(range(len(yj)), size):
+            if not meets(S) or any(meets(S[:k] + S[k + 1 :]) for k in range(len(S))):
+                continue
+            S_ = np.array(S, dtype=int)
+            problem = build_primal(Xi, yi, Xj[S_], yj[S_], C=C, min_counts={"acc": len(S)} if S else {},
+                                   big_m=None, sample_weight=weight)
+            solution = solvers.solve(problem.miqp, "scip", TIGHT)
+            if solution.record.status is Status.OPTIMAL:
+                best = min(best, solution.record.objective)
+            else:
+                assert solution.record.status is Status.INFEASIBLE
+    return best
+
+
+def random_problem(seed: int):
+    rng = np.random.default_rng(seed)
+    p, n_i, n_j = int(rng.integers(2, 4)), int(rng.integers(16, 28)), int(rng.integers(6, 9))
+    X = rng.normal(size=(n_i + n_j, p))
+    y = np.where(X[:, 0] + rng.normal(scale=1.0, size=n_i + n_j) > 0, 1.0, -1.0)
+    y[:2], y[n_i : n_i + 2] = [1.0, -1.0], [1.0, -1.0]  # both classes in I and J
+    X[rng.random(n_i + n_j) < 0.1] *= 4.0  # a few outliers
+    weight = rng.integers(1, 4, size=n_i).astype(float) if seed % 3 == 0 else np.ones(n_i)
+    kinds = KINDS[seed % len(KINDS)]
+    Xj, yj = X[n_i:], y[n_i:]
+    sizes = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum()), "acc": n_j}
+    counts = {k: max(1, sizes[k] - int(rng.integers(1, 3))) for k in kinds}
+    return X[:n_i], y[:n_i], Xj, yj, counts, weight
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bnb_equals_brute_force_on_small_random_problems(seed):
+    Xi, yi, Xj, yj, counts, weight = random_problem(seed)
+    expected = brute_force(Xi, yi, Xj, yj, counts, weight)
+    if not np.isfinite(expected):
+        with pytest.raises(InfeasibleConstraintsError):
+            fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb", options=TIGHT)
+        return
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb", options=TIGHT)
+    assert fit.record.status is Status.OPTIMAL and fit.record.backend == "bnb"
+    assert fit.objective == pytest.approx(expected, rel=1e-6)
+    assert fit.record.best_bound <= expected * (1 + 1e-6)
+
+
+def wisconsin_split(wisconsin, seed: int, n_train: int = 285):
+    X, y = wisconsin
+    idx = np.random.default_rng(seed).permutation(len(y))
+    return X[idx[:n_train]], y[idx[:n_train]], X[idx[n_train:]], y[idx[n_train:]]
+
+
+@pytest.mark.parametrize(("kind", "kernel"), [("tpr", "linear"), ("tnr", "linear"), ("tpr", "rbf")])
+def test_bnb_equals_scip_on_medium_problems(wisconsin, kind, kernel):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=21)
+    if kernel == "rbf":
+        Xi, yi, Xj, yj = Xi[:80, :10], yi[:80], Xj[:80, :10], yj[:80]
+    members = yj > 0 if kind == "tpr" else yj < 0
+    counts = {kind: int(np.ceil(0.97 * members.sum()))}
+    options = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-9, time_limit=120)
+    fits = {s: fit_csvm(Xi, yi, Xj, yj, kernel=kernel, min_counts=counts, solver=s, options=options)
+            for s in ("bnb", "scip")}
+    for fit in fits.values():
+        assert fit.record.status is Status.OPTIMAL
+    # both lie within their certified gap of the optimum (each bound is valid)
+    slack = sum(f.objective - f.record.best_bound for f in fits.values()) + 1e-9 * fits["scip"].objective
+    assert abs(fits["bnb"].objective - fits["scip"].objective) <= slack
+    assert fits["bnb"].record.svm_solves > 0
+
+
+def test_bnb_reports_infeasible_constraints(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=22)
+    counts = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum())}
+    with pytest.raises(InfeasibleConstraintsError):
+        fit_csvm(Xi[:, :2], yi, Xj[:, :2], yj, min_counts=counts, solver="bnb")
+
+
+def test_bnb_time_limit_with_and_without_incumbent(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=23)
+    counts = {"tpr": int((yj > 0).sum()) - 2}
+    with pytest.raises(NoSolutionError, match="bnb"):
+        fit_csvm(Xi, yi, Xj, yj, min_counts=counts, warm_start=False, solver="bnb",
+                 options=SolverOptions(time_limit=0.0))
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=SolverOptions(time_limit=0.0))
+    assert fit.record.status is Status.TIME_LIMIT
+    assert fit.objective == pytest.approx(fit.warm_start_objective)  # the warm start is the incumbent
+    assert fit.record.best_bound == -np.inf and fit.record.gap == np.inf  # nothing proven before the root
+
+
+def test_bnb_refuses_a_model_that_is_not_the_exact_csvm(wisconsin):
+    Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=24)
+    with pytest.raises(SolverError, match="exact primal CSVM"):
+        fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, big_m=0.5, solver="bnb")
