@@ -228,7 +228,9 @@ def _parquet_with_lists(c: Ctx) -> Path:
 
 def _damaged_model(c: Ctx) -> Path:
     data = bytearray(c.model_file.read_bytes())
-    data[len(data) // 2] ^= 0x55
+    with zipfile.ZipFile(c.model_file) as archive:  # a byte inside model.json's compressed data, not an ignored field
+        info = archive.getinfo("model.json")
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2] ^= 0x55
     return c.file("damaged.csvm", bytes(data))
 
 
