@@ -17,6 +17,15 @@ on S (0 elsewhere) and
 
 .. math:: P(y=+1 \mid x) = \sum_\theta \rho_\theta \, P(y=+1 \mid x, \theta).
 
+**EBB-VA** (``EBB(calibration="venn-abers")``, not in the paper) keeps
+EBB's fits and weights and calibrates its probability by a Venn-Abers
+predictor (:mod:`csvm_stats.venn_abers`) fitted on each training point's
+*out-of-bag* EBB probability, :math:`\sum_\theta \rho_\theta` times the
+share of positive scores among the fits whose bootstrap sample left the point
+out; ``predict_interval`` gives the interval [p0, p1]. The out-of-bag
+probability averages fewer fits than a new point's, so this has no
+finite-sample guarantee; ``benchmarks/results/probabilities.md`` measures it.
+
 EBB uses the threshold t = 0. **CEBB1** moves it: t = -a (a >= 0) so that the
 required share of the positive training points gets :math:`P(y=+1 \mid x) \ge 1/2`
 (``tpr_min``), or t = +a so that the required share of negative training points
@@ -89,6 +98,7 @@ from csvm_stats.bootstrap import (
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, CappedTargetWarning, adjust_target
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import KERNELS, Kernel, resolve_kernel
+from csvm_stats.venn_abers import VennAbers
 
 VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
 DEFAULT_C_GRID = 2.0 ** np.arange(-5, 6)
@@ -131,6 +141,8 @@ class EBB(ClassifierMixin, BaseEstimator):
     random_state : int, SeedSequence or Generator seeding the bootstrap samples.
     progress : show a tqdm bar; None shows it when stderr is a terminal.
     solver, time_limit : CSVM backend and per-fit time limit in seconds (CEBB2).
+    calibration : None (the paper's probabilities) or "venn-abers" (EBB-VA,
+        module docstring; variant "ebb" only).
 
     Cost: EBB and CEBB1 fit ``n_bootstrap x n_theta`` SVMs (5,500 for the
     paper's setting, seconds on Wisconsin). CEBB2 solves up to as many mixed
@@ -154,6 +166,9 @@ class EBB(ClassifierMixin, BaseEstimator):
     n_unconverged_ : SVM fits stopped at libsvm's iteration cap (warned).
     n_capped_ : CEBB2 only, bootstrap samples whose required count was capped
         at all anchor points of a class (warned).
+    oob_proba_ : EBB-VA only, (n,) out-of-bag EBB probability of each
+        training point (NaN for a point no fit left out).
+    venn_abers_ : EBB-VA only, the Venn-Abers predictor fitted on them.
     """
 
     def __init__(
@@ -176,6 +191,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         progress=None,
         solver="auto",
         time_limit=10.0,
+        calibration=None,
     ):
         self.kernel = kernel
         self.C_grid = C_grid
@@ -194,6 +210,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         self.progress = progress
         self.solver = solver
         self.time_limit = time_limit
+        self.calibration = calibration
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -239,6 +256,13 @@ class EBB(ClassifierMixin, BaseEstimator):
             )
         if not (isinstance(self.kernel, Kernel) or callable(self.kernel) or self.kernel in KERNELS):
             raise DataError(f"kernel must be one of {KERNELS} or a callable, got {self.kernel!r}.")
+        if self.calibration not in (None, "venn-abers"):
+            raise DataError(f"calibration must be None or 'venn-abers', got {self.calibration!r}.")
+        if self.calibration is not None and self.variant != "ebb":
+            raise DataError(
+                f"calibration='venn-abers' calibrates EBB's probabilities (variant='ebb'); variant={self.variant!r} "
+                "moves its threshold or its fits on purpose. Use variant='ebb' or calibration=None."
+            )
         if not (np.isscalar(self.time_limit) and self.time_limit > 0):
             raise DataError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}.")
 
@@ -292,7 +316,23 @@ class EBB(ClassifierMixin, BaseEstimator):
         if self.variant == "cebb1":
             kind, target = next(iter(rates.items()))
             self._fit_threshold(X, y_pm, kind, target)
+        if self.calibration is not None:
+            self._fit_venn_abers(X, y_pm, S)
         return self
+
+    def _fit_venn_abers(self, X: np.ndarray, y_pm: np.ndarray, S: np.ndarray) -> None:
+        """EBB-VA: Venn-Abers on each training point's out-of-bag EBB probability (module docstring)."""
+        out_of_bag = S.T == 0  # (n, B); every SVM fit of variant "ebb" exists, in bootstrap order
+        n_out = out_of_bag.sum(axis=1)
+        share = np.zeros(X.shape[0])
+        for rho, ens in zip(self.rho_, self.ensembles_):
+            if rho > 0:
+                share += rho * np.sum((ens.scores(X) >= 0) & out_of_bag, axis=1) / np.maximum(n_out, 1)
+        seen = n_out > 0
+        self.oob_proba_ = np.where(seen, np.clip(share, 0.0, 1.0), np.nan)
+        if not seen.any():
+            raise DataError("no training point was left out of any bootstrap sample; raise n_bootstrap for EBB-VA.")
+        self.venn_abers_ = VennAbers.fit(self.oob_proba_[seen], y_pm[seen])
 
     def _run(self, tasks: list, label: str) -> list:
         show = self.progress if self.progress is not None else sys.stderr.isatty()
@@ -458,11 +498,26 @@ class EBB(ClassifierMixin, BaseEstimator):
         return np.clip((scores >= threshold) @ weights, 0.0, 1.0)
 
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) probabilities, columns in ``classes_`` order (positive class last)."""
+        """(n, 2) probabilities, columns in ``classes_`` order (positive class last).
+
+        The paper's P(y = +1 | x); with ``calibration="venn-abers"`` its merged
+        Venn-Abers calibration (EBB-VA).
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         p = self._proba_positive(X, self.threshold_)
+        if self.calibration is not None:
+            p = self.venn_abers_.predict(p)
         return np.column_stack([1.0 - p, p])
+
+    def predict_interval(self, X) -> np.ndarray:
+        """EBB-VA only: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(y = positive | x)."""
+        check_is_fitted(self)
+        if self.calibration is None:
+            raise DataError("predict_interval needs calibration='venn-abers' (EBB-VA); the paper's EBB has no interval.")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        p0, p1 = self.venn_abers_.interval(self._proba_positive(X, self.threshold_))
+        return np.column_stack([p0, p1])
 
     def predict(self, X) -> np.ndarray:
         """The positive class where P(y = positive | x) >= 1/2, else the negative one."""

@@ -47,7 +47,7 @@ from csvm_stats.venn_abers import merge
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
-PROBABILITY_METHODS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
+PROBABILITY_METHODS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2", "ebb-va")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
 SUPPORT_TOL = 1e-6
 
@@ -135,7 +135,8 @@ class CSVMResults:
     ) -> EBB:
         """A fitted EBB / CEBB1 / CEBB2 ensemble (fitted once per variant, n_bootstrap and seed).
 
-        ``variant`` defaults to :attr:`probability_variant`. The ensemble is
+        ``variant`` defaults to :attr:`probability_variant`; ``"ebb-va"`` is
+        EBB calibrated on its out-of-bag probabilities (:mod:`csvm_stats.ebb`). The ensemble is
         fitted on the training and anchor samples, standardised as the CSVM
         was, with the CSVM's kernel, the paper's C grid and EBB's defaults
         (all theta), and with the model's targets, alpha and bound for the
@@ -146,11 +147,12 @@ class CSVMResults:
         if key not in self._ensembles:
             rows = np.concatenate([self.split.train, self.split.anchor])
             X = self.scaler.transform(self.model.exog.to_numpy()[rows])
-            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()} if variant != "ebb" else {}
+            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()} if variant not in ("ebb", "ebb-va") else {}
             ensemble = EBB(
                 kernel=self.engine_fit.feature_map.kernel,
                 n_bootstrap=n_bootstrap,
-                variant=variant,
+                variant="ebb" if variant == "ebb-va" else variant,
+                calibration="venn-abers" if variant == "ebb-va" else None,
                 alpha=self.model.alpha,
                 bound=self.model.bound,
                 n_jobs=n_jobs,
@@ -180,6 +182,8 @@ class CSVMResults:
         ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
         (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
         ``n_jobs`` apply to them only); these have no interval.
+        ``method="ebb-va"``: EBB calibrated by Venn-Abers on its out-of-bag
+        probabilities (not in the paper), with an interval.
         """
         design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
         name = f"P({self.model.coding.positive!r})"
@@ -192,12 +196,18 @@ class CSVMResults:
             return pd.Series(p, index=design.index, name=name)
         if method not in PROBABILITY_METHODS:
             raise DataError(f"method must be one of {PROBABILITY_METHODS}, got {method!r}.")
-        if interval:
-            raise DataError(f"method={method!r} gives point probabilities only; interval=True needs method='venn-abers'.")
+        if interval and method != "ebb-va":
+            raise DataError(
+                f"method={method!r} gives point probabilities only; interval=True needs method='venn-abers' or 'ebb-va'."
+            )
         ensemble = self.probability_ensemble(
             variant=method, n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs
         )
-        p = ensemble.predict_proba(self.scaler.transform(design.to_numpy()))[:, 1]
+        Xs = self.scaler.transform(design.to_numpy())
+        p = ensemble.predict_proba(Xs)[:, 1]
+        if interval:
+            p0, p1 = ensemble.predict_interval(Xs).T
+            return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
         return pd.Series(p, index=design.index, name=name)
 
     def predict_interval(self, newdata: Any = None) -> pd.DataFrame:

@@ -46,50 +46,45 @@ import numpy as np
 from csvm_stats.exceptions import DataError
 
 
-@dataclass(frozen=True)
 class _Stacks:
     """PAVA block stacks of every prefix (from the left) and every suffix (from the right).
 
     Prefix state ``j`` (groups 0..j-1) has a top block of sum ``p_sum[j]`` and
     weight ``p_weight[j]`` starting at group ``p_next[j]``; the block below it is
     the top of prefix state ``p_next[j]``. Suffix state ``j`` (groups j..k-1)
-    likewise with its first block ending before group ``s_next[j]``.
+    likewise, its first block ending before group ``s_next[j]``. Plain lists:
+    the loops below index single elements, which lists do several times faster
+    than numpy arrays.
     """
 
-    p_sum: np.ndarray
-    p_weight: np.ndarray
-    p_next: np.ndarray
-    s_sum: np.ndarray
-    s_weight: np.ndarray
-    s_next: np.ndarray
+    def __init__(self, sums: list[float], weights: list[float]) -> None:
+        k = self.k = len(sums)
+        p_sum, p_weight, p_next = [0.0] * (k + 1), [0.0] * (k + 1), [0] * (k + 1)
+        for j in range(k):
+            S, W, start = sums[j], weights[j], j
+            while start > 0 and p_sum[start] * W > S * p_weight[start]:  # block below has the larger mean
+                S, W, start = S + p_sum[start], W + p_weight[start], p_next[start]
+            p_sum[j + 1], p_weight[j + 1], p_next[j + 1] = S, W, start
+        s_sum, s_weight, s_next = [0.0] * (k + 1), [0.0] * (k + 1), [k] * (k + 1)
+        for j in range(k - 1, -1, -1):
+            S, W, end = sums[j], weights[j], j + 1
+            while end < k and s_sum[end] * W < S * s_weight[end]:  # block after has the smaller mean
+                S, W, end = S + s_sum[end], W + s_weight[end], s_next[end]
+            s_sum[j], s_weight[j], s_next[j] = S, W, end
+        self.p_sum, self.p_weight, self.p_next = p_sum, p_weight, p_next
+        self.s_sum, self.s_weight, self.s_next = s_sum, s_weight, s_next
 
-
-def _stacks(sums: np.ndarray, weights: np.ndarray) -> _Stacks:
-    k = sums.size
-    p_sum, p_weight, p_next = np.zeros(k + 1), np.zeros(k + 1), np.zeros(k + 1, dtype=np.intp)
-    for j in range(k):
-        S, W, start = float(sums[j]), float(weights[j]), j
-        while start > 0 and p_sum[start] * W > S * p_weight[start]:  # block below has the larger mean
-            S, W, start = S + p_sum[start], W + p_weight[start], int(p_next[start])
-        p_sum[j + 1], p_weight[j + 1], p_next[j + 1] = S, W, start
-    s_sum, s_weight, s_next = np.zeros(k + 1), np.zeros(k + 1), np.full(k + 1, k, dtype=np.intp)
-    for j in range(k - 1, -1, -1):
-        S, W, end = float(sums[j]), float(weights[j]), j + 1
-        while end < k and s_sum[end] * W < S * s_weight[end]:  # block after has the smaller mean
-            S, W, end = S + s_sum[end], W + s_weight[end], int(s_next[end])
-        s_sum[j], s_weight[j], s_next[j] = S, W, end
-    return _Stacks(p_sum, p_weight, p_next, s_sum, s_weight, s_next)
-
-
-def _pooled_value(st: _Stacks, left: int, right: int, S: float, W: float, k: int) -> float:
-    """Isotonic value of a block (sum S, weight W) between prefix state ``left`` and suffix state ``right``."""
-    while True:
-        if left > 0 and st.p_sum[left] * W > S * st.p_weight[left]:
-            S, W, left = S + st.p_sum[left], W + st.p_weight[left], int(st.p_next[left])
-        elif right < k and st.s_sum[right] * W < S * st.s_weight[right]:
-            S, W, right = S + st.s_sum[right], W + st.s_weight[right], int(st.s_next[right])
-        else:
-            return S / W
+    def pooled_value(self, left: int, right: int, S: float, W: float) -> float:
+        """Isotonic value of a block (sum S, weight W) between prefix state ``left`` and suffix state ``right``."""
+        p_sum, p_weight, p_next = self.p_sum, self.p_weight, self.p_next
+        s_sum, s_weight, s_next, k = self.s_sum, self.s_weight, self.s_next, self.k
+        while True:
+            if left > 0 and p_sum[left] * W > S * p_weight[left]:
+                S, W, left = S + p_sum[left], W + p_weight[left], p_next[left]
+            elif right < k and s_sum[right] * W < S * s_weight[right]:
+                S, W, right = S + s_sum[right], W + s_weight[right], s_next[right]
+            else:
+                return S / W
 
 
 def check_scores(scores, what: str = "scores") -> np.ndarray:
@@ -137,15 +132,14 @@ class VennAbers:
         positive = (y > 0).astype(float)
         c, inverse = np.unique(s, return_inverse=True)
         k = c.size
-        weights = np.bincount(inverse, minlength=k).astype(float)
-        sums = np.bincount(inverse, weights=positive, minlength=k)
-        st = _stacks(sums, weights)
+        weights = np.bincount(inverse, minlength=k).astype(float).tolist()
+        sums = np.bincount(inverse, weights=positive, minlength=k).tolist()
+        st = _Stacks(sums, weights)
         p = np.empty((2, 2 * k + 1))
         for label in (0, 1):
-            for j in range(k + 1):  # new point strictly between groups j-1 and j
-                p[label, 2 * j] = _pooled_value(st, j, j, float(label), 1.0, k)
-            for j in range(k):  # new point tied with group j
-                p[label, 2 * j + 1] = _pooled_value(st, j, j + 1, sums[j] + label, weights[j] + 1.0, k)
+            # slot 2j: the new point strictly between groups j-1 and j; slot 2j + 1: tied with group j
+            p[label, 0::2] = [st.pooled_value(j, j, float(label), 1.0) for j in range(k + 1)]
+            p[label, 1::2] = [st.pooled_value(j, j + 1, sums[j] + label, weights[j] + 1.0) for j in range(k)]
         return cls(c, p[0], p[1], int(s.size), int(positive.sum()))
 
     def slots(self, scores) -> np.ndarray:

@@ -239,3 +239,20 @@ def test_auc_with_eps_zero_warns_and_the_default_does_not_collapse():
 
     assert extreme(best_only) > 0.7
     assert extreme(default) < 0.4
+
+
+def test_ebb_va_calibrates_the_papers_probabilities_on_out_of_bag_votes(cancer):
+    X, y = cancer
+    paper = EBB(C_grid=C_GRID, n_bootstrap=20, random_state=2).fit(X, y)
+    model = EBB(C_grid=C_GRID, n_bootstrap=20, random_state=2, calibration="venn-abers").fit(X, y)
+    np.testing.assert_array_equal(model.rho_, paper.rho_)  # the same fits and weights
+    seen = ~np.isnan(model.oob_proba_)
+    assert seen.mean() > 0.99 and model.venn_abers_.n == seen.sum()
+    raw = paper.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(model.predict_proba(X)[:, 1], model.venn_abers_.predict(raw))
+    interval = model.predict_interval(X)
+    assert np.all(interval[:, 0] <= interval[:, 1])
+    with pytest.raises(DataError, match="needs calibration='venn-abers'"):
+        paper.predict_interval(X)
+    with pytest.raises(DataError, match="variant='ebb'"):
+        EBB(variant="cebb1", tpr_min=0.9, calibration="venn-abers").fit(X, y)

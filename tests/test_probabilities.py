@@ -127,7 +127,14 @@ def test_bootstrap_methods_on_request_and_bad_methods(held_out, frame):
     p = held_out.predict_proba(new, method="cebb1", n_bootstrap=10, random_state=1)
     assert ((p >= 0) & (p <= 1)).all()
     assert held_out.probability_ensemble(variant="cebb1", n_bootstrap=10, random_state=1).variant == "cebb1"
-    with pytest.raises(DataError, match="interval=True needs method='venn-abers'"):
+    with pytest.raises(DataError, match="interval=True needs method='venn-abers' or 'ebb-va'"):
         held_out.predict_proba(new, method="ebb", interval=True)
     with pytest.raises(DataError, match="method must be one of"):
         held_out.predict_proba(new, method="platt")
+
+
+def test_ebb_va_on_request_gives_an_interval(held_out, frame):
+    new = frame.drop(columns="status").iloc[:6]
+    table = held_out.predict_proba(new, method="ebb-va", interval=True, n_bootstrap=10, random_state=1)
+    assert list(table.columns) == ["p0", "p1", "p"]
+    assert np.all((table["p0"] <= table["p"]) & (table["p"] <= table["p1"]))

@@ -26,7 +26,7 @@ def _renderer():
 
 render = _renderer()
 #: Figures each vignette draws at reduced size.
-EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 5, "03_srbct_from_r": 1}
+EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1}
 
 
 def test_every_vignette_is_listed():
