@@ -59,7 +59,7 @@ from csvm_stats import CSVM, CSVMClassifier
 from csvm_stats.bootstrap import LIBSVM_MAX_ITER, bootstrap_multiplicities
 from csvm_stats.calibration import calibrated_svc, probability_scores, tune_svc
 from csvm_stats.datasets import load_dataset
-from csvm_stats.ebb import DEFAULT_C_GRID, EBB
+from csvm_stats.ebb import DEFAULT_C_GRID, EBB, out_of_bag_proba
 from csvm_stats.fit_calibration import calibrate
 from csvm_stats.tuning import FoldPreprocessor
 from csvm_stats.venn_abers import VennAbers
@@ -92,13 +92,8 @@ def ebb_weights(reliability: np.ndarray, eps: float) -> np.ndarray:
 def oob_ebb(model: EBB, X_tr: np.ndarray, y_tr: np.ndarray, B: int, seed: int) -> np.ndarray:
     """Each training point's EBB probability from the fits whose bootstrap sample left it out."""
     y_pm = np.where(y_tr == model.classes_[1], 1, -1)
-    out_of_bag = bootstrap_multiplicities(y_pm, B, np.random.SeedSequence(seed)).T == 0  # (n, B), as EBB drew them
-    share = np.zeros(y_tr.size)
-    for rho, theta in zip(model.rho_, range(len(model.rho_))):
-        if rho > 0:
-            votes = model.bootstrap_scores(X_tr, theta) >= 0
-            share += rho * np.sum(votes & out_of_bag, axis=1) / np.maximum(out_of_bag.sum(axis=1), 1)
-    return np.clip(share, 0.0, 1.0)
+    S = bootstrap_multiplicities(y_pm, B, np.random.SeedSequence(seed))  # the samples EBB drew
+    return out_of_bag_proba(model.ensembles_, model.rho_, X_tr, S)
 
 
 def run_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int) -> tuple[dict, dict, dict]:
@@ -132,7 +127,9 @@ def run_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int) -> tuple[
             probs[label] = np.clip(share @ ebb_weights(model.reliability_, eps), 0.0, 1.0)
         seconds["EBB+CEBB1"] = clock() - start
         start = clock()  # the CEBB1 fit holds EBB's models and weights (all theta); only its threshold moved
-        va = VennAbers.fit(oob_ebb(model, X_tr, y_tr, args.bootstrap, seed), y_tr)
+        oob = oob_ebb(model, X_tr, y_tr, args.bootstrap, seed)
+        seen = ~np.isnan(oob)
+        va = VennAbers.fit(oob[seen], y_tr[seen])
         p0, p1 = va.interval(probs["EBB"])
         probs["EBB+VA"], intervals["EBB+VA"] = p1 / (1 - p0 + p1), np.column_stack([p0, p1])
         seconds["EBB+VA"] = clock() - start
@@ -346,13 +343,19 @@ def main(argv=None) -> None:
     parser.add_argument("--one-split", nargs="*", default=["churn"])
     parser.add_argument("--skip-crossfit-above", type=int, default=0,
                         help="skip the cross-fitted default on training parts with more rows (0: never)")
-    parser.add_argument("--resume", action="store_true", help="reuse parts stored in the partial file")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the parts stored in the partial file, else in the last results file")
+    parser.add_argument("--redo", nargs="*", default=[], help="parts to recompute even when resuming")
     args = parser.parse_args(argv)
     if args.quick:
         args.bootstrap, args.splits, args.reps, args.n_test, args.timing_repeats = 10, 1, 1, 2000, 2
         args.datasets = ["wisconsin", "heart"]
     partial = RESULTS / f"probabilities_partial{'_quick' if args.quick else ''}.json"
-    result = json.loads(partial.read_text()) if args.resume and partial.exists() else {}
+    final = RESULTS / f"probabilities{'_quick' if args.quick else ''}.json"
+    result = {}
+    if args.resume:
+        source = partial if partial.exists() else final
+        result = {k: v for k, v in json.loads(source.read_text()).items() if k != "args" and k not in args.redo}
     if "timing" in args.parts and "timing" not in result:
         result["timing"] = timing(args)
         _partial(args, {"timing": result["timing"]})

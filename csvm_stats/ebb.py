@@ -322,14 +322,8 @@ class EBB(ClassifierMixin, BaseEstimator):
 
     def _fit_venn_abers(self, X: np.ndarray, y_pm: np.ndarray, S: np.ndarray) -> None:
         """EBB-VA: Venn-Abers on each training point's out-of-bag EBB probability (module docstring)."""
-        out_of_bag = S.T == 0  # (n, B); every SVM fit of variant "ebb" exists, in bootstrap order
-        n_out = out_of_bag.sum(axis=1)
-        share = np.zeros(X.shape[0])
-        for rho, ens in zip(self.rho_, self.ensembles_):
-            if rho > 0:
-                share += rho * np.sum((ens.scores(X) >= 0) & out_of_bag, axis=1) / np.maximum(n_out, 1)
-        seen = n_out > 0
-        self.oob_proba_ = np.where(seen, np.clip(share, 0.0, 1.0), np.nan)
+        self.oob_proba_ = out_of_bag_proba(self.ensembles_, self.rho_, X, S)
+        seen = ~np.isnan(self.oob_proba_)
         if not seen.any():
             raise DataError("no training point was left out of any bootstrap sample; raise n_bootstrap for EBB-VA.")
         self.venn_abers_ = VennAbers.fit(self.oob_proba_[seen], y_pm[seen])
@@ -523,6 +517,21 @@ class EBB(ClassifierMixin, BaseEstimator):
         """The positive class where P(y = positive | x) >= 1/2, else the negative one."""
         p = self.predict_proba(X)[:, 1]
         return np.where(p >= 0.5, self.classes_[1], self.classes_[0])
+
+
+def out_of_bag_proba(ensembles: list[Ensemble], rho: np.ndarray, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Each training row's EBB probability from the fits whose bootstrap sample (row of ``S``) left it out.
+
+    ``ensembles`` hold one model per bootstrap sample, in the order of ``S``
+    (the SVM fits of EBB and CEBB1); NaN for a row no sample left out.
+    """
+    out_of_bag = S.T == 0
+    n_out = out_of_bag.sum(axis=1)
+    share = np.zeros(X.shape[0])
+    for weight, ens in zip(rho, ensembles):
+        if weight > 0:
+            share += weight * np.sum((ens.scores(X) >= 0) & out_of_bag, axis=1) / np.maximum(n_out, 1)
+    return np.where(n_out > 0, np.clip(share, 0.0, 1.0), np.nan)
 
 
 def _batches(n_bootstrap: int, size: int = BATCH_SIZE) -> list[slice]:
