@@ -8,7 +8,12 @@
     csvm-stats predict model.csvm new.csv -o predictions.csv
 
 Data files are CSV (``.csv``, ``.txt``; ``.tsv`` tab-separated) or Parquet
-(``.parquet``, ``.pq``). Saved models use the non-pickle format of
+(``.parquet``, ``.pq``); a repeated column name in the header is an error
+(pandas would rename it ``a.1``). Formulas are parsed by our own grammar
+(:mod:`csvm_stats.formula_grammar`), never evaluated. Output files may not be
+input files. Predictions are CSV in which a text cell starting with ``=``,
+``+``, ``-`` or ``@`` gets a leading ``'`` so that spreadsheet programs do
+not run it as a formula. Saved models use the non-pickle format of
 :mod:`csvm_stats.persistence`. Exit codes (:data:`EXIT_CODES`): 0 success,
 2 bad command-line usage, 3 a file that cannot be read or written (data or
 model), 4 a bad formula, 5 data that cannot be used, 6 infeasible rate
@@ -194,8 +199,29 @@ def _positive_label(data: pd.DataFrame, formula: str, label: str | None) -> Any:
     matches = [v for v in pd.unique(data[response].dropna()) if str(v) == label]
     if not matches:
         levels = sorted(map(str, pd.unique(data[response].dropna())))
-        raise DataError(f"--positive {label!r} is not a value of the response {response!r} (values: {levels[:6]}).")
+        raise DataError(f"{label!r} is not a value of the response {response!r} (values: {levels[:6]}).")
     return matches[0]
+
+
+def _recall_pair(value: str) -> tuple[str, float]:
+    """``CLASS=P`` from ``--recall-min``."""
+    label, sep, number = value.rpartition("=")
+    if not sep or not label:
+        raise argparse.ArgumentTypeError(f"expected CLASS=P (e.g. BL=0.9), got {value!r}")
+    return label, _probability(number)
+
+
+def _recall_targets(data: pd.DataFrame, formula: str, pairs: list[tuple[str, float]] | None) -> dict[Any, float] | None:
+    """``--recall-min`` pairs with each class text turned into the response's value."""
+    if not pairs:
+        return None
+    targets: dict[Any, float] = {}
+    for label, p in pairs:
+        value = _positive_label(data, formula, label)
+        if value in targets:
+            raise DataError(f"--recall-min names the class {label!r} twice.")
+        targets[value] = p
+    return targets
 
 
 def _gamma(value: str) -> float | str:
@@ -231,6 +257,7 @@ def fit_command(args: argparse.Namespace) -> int:
         penalty=args.penalty,
         max_features=args.max_features,
         screen=args.screen,
+        recall_min=_recall_targets(data, args.formula, args.recall_min),
     )
     results = model.fit(
         solver=args.solver, time_limit=args.time_limit, random_state=args.seed, guarantee=args.guarantee
@@ -262,11 +289,15 @@ def predict_command(args: argparse.Namespace) -> int:
     check_outputs({"model file": args.model, "data file": args.data}, {"output": args.output})
     data = read_table(args.data)
     decision = model.decision_function(data)
-    table = pd.DataFrame(
-        {"predicted": model.coding.decode(decision.to_numpy(), index=decision.index), "decision": decision}
-    )
-    if args.proba:
-        table = table.join(model.predict_proba(data, interval=True))
+    if isinstance(decision, pd.DataFrame):  # several classes: one score column per class
+        scores = decision.rename(columns=lambda c: f"score_{c}")
+        table = pd.concat([model.predict(data).rename("predicted"), scores], axis=1)
+    else:
+        table = pd.DataFrame(
+            {"predicted": model.coding.decode(decision.to_numpy(), index=decision.index), "decision": decision}
+        )
+        if args.proba:
+            table = table.join(model.predict_proba(data, interval=True))
     _write(_escaped(table).to_csv(index_label="row", float_format="%.10g"), args.output)
     return EXIT_OK
 
@@ -278,7 +309,7 @@ def demo_command(args: argparse.Namespace) -> int:
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from csvm_stats.certification import count_correct
+    from csvm_stats.certification import count_correct, level_percent
     from csvm_stats.datasets import load_dataset
     from csvm_stats.model import CSVM
 
@@ -288,7 +319,7 @@ def demo_command(args: argparse.Namespace) -> int:
         "csvm-stats demo: Wisconsin breast cancer (569 tumours, 30 features; scikit-learn's copy).\n"
         f"Goal: a linear classifier that finds at least {args.tpr_min:.0%} of the malignant tumours (the positive\n"
         "class; missing one is the costly error), as accurate on the benign ones as that allows, with a\n"
-        f"statement about its true positive rate that holds with {1 - args.alpha:.0%} confidence.\n"
+        f"statement about its true positive rate that holds with {level_percent(args.alpha)} confidence.\n"
     )
     started = time.perf_counter()
     model = CSVM.from_formula(
@@ -385,8 +416,11 @@ def build_parser() -> argparse.ArgumentParser:
     rates.add_argument("--bound", choices=("hoeffding", "binomial", "none"), default="hoeffding",
                        help="margin added to the required rates on the anchor sample (hoeffding)")
     rates.add_argument("--positive", help="label of the positive class (default: the second level)")
+    rates.add_argument("--recall-min", type=_recall_pair, action="append", metavar="CLASS=P",
+                       help="required recall of one class (repeat for several; the multiclass CSVM), e.g. BL=0.9")
     rates.add_argument("--guarantee", action="store_true",
-                       help="set the intercept on the held-out sample so the single required class rate is guaranteed")
+                       help="set the intercept on the held-out sample so the single required class rate is guaranteed "
+                            "(with --recall-min: shift the constrained classes' offsets so all recalls hold jointly)")
     svm = fit.add_argument_group("classifier")
     svm.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear")
     svm.add_argument("-C", "--C", dest="C", type=float, default=1.0, help="cost C of the objective w'w + C sum(xi) (1)")

@@ -354,6 +354,24 @@ def load_dataset(name: str) -> tuple[pd.DataFrame, pd.Series]:
     return X.reset_index(drop=True), y.reset_index(drop=True)
 
 
+def load_classes(name: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Load a data set as ``(X, labels)`` with its own class labels, before the two-class rule.
+
+    SRBCT keeps its four tumour types (EWS, BL, NB, RMS) and car its four
+    ratings (unacc, acc, good, vgood); the labels are a Categorical named
+    ``"class"`` with the levels in order of appearance in :data:`CLASS_ORDER`
+    when one is listed, else sorted.
+    """
+    X, labels = _lookup(name).read()
+    order = CLASS_ORDER.get(name) or sorted(pd.unique(labels).tolist())
+    classes = pd.Series(pd.Categorical(labels, categories=order), name="class")
+    return X.reset_index(drop=True), classes.reset_index(drop=True)
+
+
+#: Level order of the multiclass labels of :func:`load_classes` (the source's coding order).
+CLASS_ORDER: dict[str, list[str]] = {"srbct": ["EWS", "BL", "NB", "RMS"], "car": ["unacc", "acc", "good", "vgood"]}
+
+
 def numeric_codes(X: pd.DataFrame) -> pd.DataFrame:
     """Replace categorical columns whose levels are numbers by those numbers.
 

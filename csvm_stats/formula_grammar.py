@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -332,6 +333,12 @@ class _Parser:
         if token.kind != "name":
             raise self._error("C(...) takes exactly one column name", token)
         name = self.column(token)
+        if unicodedata.normalize("NFKC", name) != name:
+            raise FormulaError(
+                f"C({name}) cannot be used: formulaic evaluates C(...) as Python, which reads the name as "
+                f"{unicodedata.normalize('NFKC', name)!r} (Unicode NFKC). Make the column a pandas Categorical "
+                "instead (categorical columns are coded as factors without C()), or rename it."
+            )
         self._expect(")", "C(...) takes exactly one column name, then ')'")
         return _Terms([(Factor(name, categorical=True),)])
 

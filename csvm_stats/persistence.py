@@ -94,6 +94,7 @@ from csvm_stats.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import FeatureMap, Kernel
 from csvm_stats.venn_abers import VennAbers, merge
+from csvm_stats.validation import check_feature_table, check_unique_columns
 
 if TYPE_CHECKING:
     from csvm_stats.formula import FormulaDesign
@@ -138,11 +139,29 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _plain_params(params: pd.Series | pd.DataFrame) -> dict[str, Any]:
+    """``{name: coef}``, or ``{class: {name: coef}}`` for the multiclass table (one column per class)."""
+    if isinstance(params, pd.DataFrame):
+        return {str(c): _plain_params(params[c]) for c in params.columns}
+    return {str(k): float(v) for k, v in params.items()}
+
+
 def results_report(results: CSVMResults) -> dict[str, Any]:
     """The report of a fit as plain values: summary text, statements, rates, coefficients, solver.
 
-    Used for the saved format and for ``csvm-stats fit --format json``.
+    Used for the saved format and for ``csvm-stats fit --format json``; a
+    multiclass fit adds its confusion matrix
+    (:func:`csvm_stats.multiclass.persistence.multiclass_report`).
     """
+    if hasattr(results, "confusion_matrix"):
+        from csvm_stats.multiclass.persistence import multiclass_report
+
+        return multiclass_report(results)
+    return report_fields(results)
+
+
+def report_fields(results: CSVMResults) -> dict[str, Any]:
+    """The fields every report has (two classes or several)."""
     record = results.solver
     rates = results.rates
     return {
@@ -150,7 +169,7 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
         "statements": {str(k): str(v) for k, v in results.statements.items()},
         "joint_statement": str(results.joint_statement),
         "rates": {str(rate): {str(c): _plain(v) for c, v in row.items()} for rate, row in rates.iterrows()},
-        "params": {str(k): float(v) for k, v in results.params.items()},
+        "params": _plain_params(results.params),
         "solver": {
             "status": record.status.value,
             "objective": _plain(record.objective),
@@ -236,16 +255,18 @@ def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
 
 
 def save_model(results: CSVMResults, path: str | Path) -> Path:
-    """Write ``results`` to ``path`` in the format of the module docstring; return the path."""
+    """Write ``results`` to ``path`` in the format of the module docstring; return the path.
+
+    A multiclass fit (:class:`~csvm_stats.multiclass.results.MulticlassResults`)
+    is written by :func:`csvm_stats.multiclass.persistence.save_multiclass`.
+    """
+    if hasattr(results, "confusion_matrix"):
+        from csvm_stats.multiclass.persistence import save_multiclass
+
+        return save_multiclass(results, path)
     fit = results.engine_fit
-    fmap = fit.feature_map
-    kernel = fmap.kernel
-    if kernel.name not in ("linear", "rbf", "poly"):
-        raise DataError(
-            "a model with a callable kernel cannot be saved (the file would have to hold code); "
-            "use kernel='linear', 'rbf' or 'poly'."
-        )
     coding = results.model.coding
+    kernel = kernel_fields(fit.feature_map)
     calibration = _saved_calibration(results)  # before the report, so that its summary shows the calibration
     metadata = {
         "format": FORMAT_NAME,
@@ -259,27 +280,49 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
         },
         "columns": list(results.model.exog_names),
         "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
-        "kernel": {
-            "name": kernel.name,
-            "gamma": kernel.gamma,
-            "degree": int(kernel.degree),
-            "coef0": float(kernel.coef0),
-            "rank": int(fmap.rank),
-            "numerical_rank": int(fmap.numerical_rank),
-            "exact": bool(fmap.exact),
-        },
+        "kernel": kernel,
         "intercept": float(results.intercept),
         "calibration": None,
         "report": results_report(results),
     }
-    arrays = {"coef": fit.coef, "scale_mean": results.scaler.mean, "scale_sd": results.scaler.scale}
-    if fmap.reference is not None:
-        arrays |= {"reference": fmap.reference, "projection": fmap.projection}
+    arrays = model_arrays(fit.coef, results.scaler, fit.feature_map)
     if calibration is not None:
         va = calibration.predictor
         metadata["calibration"] = {"method": calibration.method, "n": va.n, "n_positive": va.n_positive,
                                    "folds": calibration.folds}
         arrays |= {"va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1}
+    return write_archive(path, metadata, arrays)
+
+
+def kernel_fields(fmap: FeatureMap) -> dict[str, Any]:
+    """The ``kernel`` object of the format (a callable kernel cannot be saved)."""
+    kernel = fmap.kernel
+    if kernel.name not in ("linear", "rbf", "poly"):
+        raise DataError(
+            "a model with a callable kernel cannot be saved (the file would have to hold code); "
+            "use kernel='linear', 'rbf' or 'poly'."
+        )
+    return {
+        "name": kernel.name,
+        "gamma": kernel.gamma,
+        "degree": int(kernel.degree),
+        "coef0": float(kernel.coef0),
+        "rank": int(fmap.rank),
+        "numerical_rank": int(fmap.numerical_rank),
+        "exact": bool(fmap.exact),
+    }
+
+
+def model_arrays(coef: np.ndarray, scaler: Standardizer, fmap: FeatureMap) -> dict[str, np.ndarray]:
+    """The ``arrays/`` members: coefficients, scaling and, for a kernel, the feature map."""
+    arrays = {"coef": coef, "scale_mean": scaler.mean, "scale_sd": scaler.scale}
+    if fmap.reference is not None:
+        arrays |= {"reference": fmap.reference, "projection": fmap.projection}
+    return arrays
+
+
+def write_archive(path: str | Path, metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """Write ``model.json`` and the float64 ``.npy`` members; return the path."""
     path = Path(path)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(METADATA_MEMBER, json.dumps(metadata, indent=1, allow_nan=False))
@@ -607,11 +650,13 @@ class SavedModel:
                 )
             return design
         if isinstance(newdata, pd.DataFrame):
+            check_unique_columns(newdata, "the new data")
             missing = [c for c in self.columns if c not in newdata.columns]
             if missing:
                 raise DataError(f"the new data lack the column(s) {missing} the model was fitted on.")
             frame = newdata[list(self.columns)]
         else:
+            check_feature_table(newdata, "the new data")
             values = np.asarray(newdata, dtype=float)
             if values.ndim != 2 or values.shape[1] != len(self.columns):
                 raise DataError(f"the new data must have {len(self.columns)} columns, got shape {values.shape}.")
@@ -726,6 +771,10 @@ def load_model(path: str | Path) -> SavedModel:
 
 def _load(path: Path) -> SavedModel:
     metadata, arrays = _read_archive(path)
+    if metadata.get("kind") == "multiclass":
+        from csvm_stats.multiclass.persistence import multiclass_from_archive
+
+        return multiclass_from_archive(metadata, arrays)
     columns = metadata.get("columns")
     _require(isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns), "columns")
     _require(len(set(columns)) == len(columns), "columns must not repeat")

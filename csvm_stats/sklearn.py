@@ -19,10 +19,15 @@ summary and the confidence statements, are kept as ``results_``.
 
 Conventions
 -----------
-* **Binary only.** ``classes_`` holds the two labels sorted; ``classes_[1]``
+* **Two classes.** ``classes_`` holds the two labels sorted; ``classes_[1]``
   is the positive class (scikit-learn's convention, and R's second level):
   ``tpr_min`` constrains the rate of ``classes_[1]`` and ``tnr_min`` that of
   ``classes_[0]``. ``decision_function(X) >= 0`` predicts ``classes_[1]``.
+* **Several classes** (or ``recall_min`` given): the multiclass CSVM of
+  :mod:`csvm_stats.multiclass` with the required recall of each class in
+  ``recall_min={label: p}``; ``decision_function`` returns one column per
+  class of ``classes_`` and ``predict`` the class of the largest score.
+  ``predict_proba`` is not offered for several classes yet.
 * **C** is the CSVM's: objective ``w'w + C sum(xi)``, i.e. ``SVC(C=C/2)``.
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
@@ -60,13 +65,15 @@ PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
 
 def _probability_requested(estimator: CSVMClassifier) -> bool:
-    """``predict_proba`` is offered unless ``probability=False`` (or None)."""
-    return estimator.probability is not False and estimator.probability is not None
+    """``predict_proba`` is offered unless ``probability=False`` (or None) or the fit was multiclass."""
+    requested = estimator.probability is not False and estimator.probability is not None
+    results = getattr(estimator, "results_", None)
+    return requested and (results is None or hasattr(results, "calibration"))  # multiclass results have none
 
 
 def _venn_abers(estimator: CSVMClassifier) -> bool:
     """``predict_interval`` is offered with the Venn-Abers probabilities."""
-    return estimator.probability in (True, "venn-abers")
+    return estimator.probability in (True, "venn-abers") and _probability_requested(estimator)
 
 
 class CSVMClassifier(ClassifierMixin, BaseEstimator):
@@ -76,6 +83,8 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     ----------
     tpr_min, tnr_min, acc_min : required rate of ``classes_[1]``, of
         ``classes_[0]``, and accuracy on the anchor sample; ``None`` for none.
+    recall_min : ``{label: required recall}`` for any subset of the classes
+        (the multiclass CSVM; with more than two classes only this applies).
     alpha : level of the margin added to the required rates and of the
         held-out confidence statements.
     bound : margin turning a required rate into a required anchor count:
@@ -101,11 +110,12 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : the two labels, sorted; ``classes_[1]`` is positive.
+    classes_ : the labels, sorted; with two classes ``classes_[1]`` is positive.
     results_ : :class:`csvm_stats.results.CSVMResults` (``summary()``,
         ``rates``, ``statements``, ``solver``).
-    coef_ : (1, p) coefficients on the original columns (linear kernel only).
-    intercept_ : (1,) intercept on the original columns (linear kernel only).
+    coef_ : (1, p) coefficients on the original columns (linear kernel only);
+        (K, p), one row per class, for the multiclass CSVM.
+    intercept_ : (1,) intercept on the original columns (linear kernel only); (K,) for several classes.
     probability_estimator_ : with an EBB variant only, the fitted
         :class:`csvm_stats.ebb.EBB` (after a ``StandardScaler`` when
         ``standardize``), fitted on all rows with its own grid of C values.
@@ -139,7 +149,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         probability="venn-abers",
         n_bootstrap=100,
         random_state=None,
+        recall_min=None,
     ):
+        self.recall_min = recall_min
         self.tpr_min = tpr_min
         self.tnr_min = tnr_min
         self.acc_min = acc_min
@@ -167,12 +179,18 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        # several classes unless a two-class option (a rate of one class, probabilities) is set
+        binary_options = any(v is not None for v in (self.tpr_min, self.tnr_min, self.acc_min))
+        ensemble = self.probability in ("ebb", "cebb1", "cebb2")  # the bootstrap ensembles are two-class methods
+        tags.classifier_tags.multi_class = not (binary_options or ensemble)
         return tags
 
     # ------------------------------------------------------------------ fit
     def _constrained(self) -> bool:
-        return any(v is not None for v in (self.tpr_min, self.tnr_min, self.acc_min))
+        return any(v is not None for v in (self.tpr_min, self.tnr_min, self.acc_min)) or bool(self.recall_min)
+
+    def _multiclass(self, classes: np.ndarray) -> bool:
+        return classes.size > 2 or self.recall_min is not None
 
     def _fractions(self) -> tuple[float, float, float]:
         if not self._constrained():
@@ -212,15 +230,12 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
-        if classes.size > 2:
-            raise DataError(
-                f"Only binary classification is supported: the CSVM is a two-class method and y has "
-                f"{classes.size} classes. Recode the response into two classes."
-            )
         if classes.size < 2:
             raise DataError(f"y has one class only ({classes.tolist()}); a classifier needs examples of both classes.")
         variant = self._probability_variant()
         self.classes_ = classes
+        if self._multiclass(classes):
+            return self._fit_multiclass(X, y, variant)
         positive = (y == classes[1]).astype(np.int8)
         seed = self._seed()
         model = CSVM(
@@ -255,6 +270,35 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             self.probability_estimator_ = self._fit_probabilities(X, y, variant, seed)
         return self
 
+    def _fit_multiclass(self, X: np.ndarray, y: np.ndarray, variant: str | None):
+        """The multiclass CSVM (several classes or ``recall_min``)."""
+        from csvm_stats.multiclass.model import MulticlassCSVM
+        from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
+
+        if variant not in (None, "venn-abers"):  # the default simply offers no predict_proba for several classes
+            raise DataError(
+                f"Only binary classification is supported with probability={self.probability!r}: "
+                f"{PROBABILITIES_NOT_OFFERED} Fit with probability=False."
+            )
+        binary_only = [name for name in ("tpr_min", "tnr_min", "acc_min") if getattr(self, name) is not None]
+        if binary_only:
+            raise DataError(
+                f"Only binary classification is supported with {binary_only}; y has {self.classes_.size} classes "
+                "(or recall_min is set): state the required recall of each class with recall_min={label: p}."
+            )
+        model = MulticlassCSVM(
+            y, X, recall_min=self.recall_min, alpha=self.alpha, bound=self.bound, kernel=self.kernel, C=self.C,
+            gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank, big_m=self.big_m,
+            standardize=self.standardize, fractions=self._fractions(),
+        )
+        self.results_ = model.fit(
+            solver=self.solver, time_limit=float(self.time_limit), mip_gap=float(self.mip_gap), random_state=self._seed()
+        )
+        if self.results_.is_linear:
+            params = self.results_.params.to_numpy()
+            self.coef_, self.intercept_ = params[:-1].T.copy(), params[-1].copy()
+        return self
+
     def _fit_probabilities(self, X: np.ndarray, y: np.ndarray, variant: str, seed: int | None):
         from csvm_stats.ebb import EBB
 
@@ -281,15 +325,18 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X) -> np.ndarray:
-        """f(x) = w'phi(x) + b on the standardised columns; ``classes_[1]`` where f(x) >= 0."""
+        """Two classes: f(x) = w'phi(x) + b, ``classes_[1]`` where f(x) >= 0; several: (n, K) class scores."""
         check_is_fitted(self)
         check_feature_table(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.results_.decision_function(X).to_numpy()
 
     def predict(self, X) -> np.ndarray:
-        """``classes_[1]`` where the decision value is at least 0, else ``classes_[0]``."""
-        return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
+        """Two classes: ``classes_[1]`` where the decision value is at least 0; several: the largest score's class."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return self.classes_[scores.argmax(axis=1)]
+        return np.where(scores >= 0, self.classes_[1], self.classes_[0])
 
     @available_if(_probability_requested)
     def predict_proba(self, X) -> np.ndarray:

@@ -95,6 +95,13 @@ def _model(**kwargs: Any) -> Callable[[Ctx], Any]:
     return lambda c: c.model(**kwargs)
 
 
+def _array_model(c: Ctx) -> Any:
+    path = c.folder / "array.csvm"
+    if not path.exists():
+        save_model(CSVM(c.labels, c.X, tpr_min=0.7, bound="none").fit(random_state=0, time_limit=30), path)
+    return load_model(path)
+
+
 API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("tpr_min above 1", _model(tpr_min=1.5), DataError, "tpr_min"),
     ("tnr_min zero", _model(tnr_min=0.0), DataError, "tnr_min"),
@@ -168,6 +175,10 @@ API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("predict unseen level", lambda c: c.results.predict(c.frame.assign(grp="zzz")), DataError, "not seen"),
     ("predict NaN", lambda c: c.results.predict(c.frame.assign(x2=np.nan)), DataError, "missing values"),
     ("predict an array for a formula model", lambda c: c.results.predict(c.X), DataError, "DataFrame"),
+    ("loaded array model: text in new data", lambda c: _array_model(c).predict(np.array([["1", "high"]], dtype=object)),
+     DataError, r"column\(s\) \[1\]"),
+    ("loaded array model: duplicated columns", lambda c: _array_model(c).predict(pd.DataFrame([[1.0, 2.0]], columns=["x1", "x1"])),
+     DataError, "duplicated"),
     ("predict duplicated columns", lambda c: c.results.predict(pd.concat([c.frame, c.frame[["x1"]]], axis=1)),
      DataError, "duplicated"),
 ]
@@ -195,7 +206,7 @@ ESTIMATOR_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = 
     ("None in y", _est_fit(y=lambda c: np.array([None, *c.labels[1:]], dtype=object)), DataError,
      r"1 missing label\(s\) .* position\(s\) \[0\]"),
     ("NaN in y", _est_fit(y=lambda c: np.r_[np.nan, (c.labels[1:] == "pos").astype(float)]), DataError, "missing label"),
-    ("three classes", _est_fit(y=lambda c: np.r_[["other"], c.labels[1:]]), DataError, "binary"),
+    ("three classes with tpr_min", _est_fit(y=lambda c: np.r_[["other"], c.labels[1:]], tpr_min=0.9), DataError, "binary"),
     ("one class", _est_fit(y=lambda c: np.full(len(c.labels), "pos")), DataError, "one class"),
     ("time_limit NaN", _est_fit(time_limit=float("nan")), DataError, "time_limit"),
     ("time_limit negative", _est_fit(time_limit=-5), DataError, "time_limit"),

@@ -268,3 +268,12 @@ def test_a_model_file_factor_entry_is_structure_only(entry, message, tmp_path):
             archive.writestr(name, data)
     with pytest.raises(ModelFileError, match=message):
         load_model(tmp_path / "edited.csvm")
+
+
+def test_c_of_a_name_that_python_would_fold_is_refused_not_misread():
+    """formulaic evaluates C(...) as Python, which folds a fullwidth "ｎ" to "n": refuse, never use the wrong column."""
+    data = _frame().assign(**{"\uff4e": lambda f: (f["n"] + 1) % 3})
+    with pytest.raises(FormulaError, match="NFKC"):
+        build_design("y ~ C(\uff4e)", data)
+    _, design, _ = build_design("y ~ \uff4e", data)  # a plain look-up keeps the exact name
+    np.testing.assert_array_equal(design["\uff4e"], data["\uff4e"])

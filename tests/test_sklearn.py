@@ -74,7 +74,7 @@ def test_positive_class_is_second_label_and_tpr_is_met_on_anchor(small_wisconsin
     clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=1, time_limit=30).fit(X, labels)
     assert list(clf.classes_) == ["benign", "malignant"]
     rates = clf.results_.rates
-    assert rates.index.tolist() == ["tpr"]
+    assert rates.index.tolist() == ["tpr", "tnr", "acc", "bacc"]
     assert bool(rates.loc["tpr", "met"])
     anchor = clf.results_.split.anchor
     is_positive = labels[anchor] == "malignant"
@@ -127,11 +127,22 @@ def test_pipeline_grid_search_and_cross_validate(small_wisconsin):
     assert np.all(scores["test_roc_auc"] > 0.85)
 
 
-def test_multiclass_target_is_refused_with_a_clear_message(small_wisconsin):
-    X, _ = small_wisconsin
-    y = np.arange(X.shape[0]) % 3
-    with pytest.raises(DataError, match="Only binary classification is supported"):
-        CSVMClassifier().fit(X, y)
+def test_multiclass_with_recall_min():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    names = np.array(["barolo", "grignolino", "barbera"])[y]
+    clf = CSVMClassifier(recall_min={"barbera": 0.8}, bound="binomial", random_state=0, solver="scip").fit(X, names)
+    assert list(clf.classes_) == ["barbera", "barolo", "grignolino"]
+    scores = clf.decision_function(X)
+    assert scores.shape == (X.shape[0], 3) and clf.coef_.shape == (3, X.shape[1])
+    np.testing.assert_allclose(X @ clf.coef_.T + clf.intercept_, scores, atol=1e-8)
+    assert (clf.predict(X) == clf.classes_[scores.argmax(1)]).all()
+    assert bool(clf.results_.rates.loc["barbera", "met"])
+    with pytest.raises(DataError, match="recall_min"):
+        CSVMClassifier(tpr_min=0.9).fit(X, names)
+    with pytest.raises(DataError, match="not offered for several classes"):
+        CSVMClassifier(probability=True).fit(X, names)
 
 
 def test_bad_options_name_the_problem(small_wisconsin):

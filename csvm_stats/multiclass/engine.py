@@ -11,7 +11,7 @@ the factor loses nothing); a linear solution is mapped back to the columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from csvm_stats.engine import DEFAULT_BIG_M, _as_matrix
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
-from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor
+from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor, multiclass_scale
 from csvm_stats.multiclass.warmstart import MulticlassStart, multiclass_start
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 
@@ -85,6 +85,7 @@ def fit_multiclass_csvm(
     solver: str = "auto",
     options: SolverOptions | None = None,
     warm_start: bool = True,
+    class_names: Sequence[str] | None = None,
 ) -> MulticlassFit:
     """Solve the multiclass CSVM on training sample I and anchor sample J.
 
@@ -92,6 +93,7 @@ def fit_multiclass_csvm(
     class position to the number of its anchor points that must be
     classified correctly with margin 1. ``big_m=None`` is the exact model
     (proven per-row constants, indicator constraints where none is proven).
+    ``class_names`` label the classes in error messages.
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`,
     :class:`SolverError` or :class:`DataError`.
@@ -135,7 +137,7 @@ def fit_multiclass_csvm(
     if start is None:
         problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
     else:
-        x0 = start.vector()
+        x0 = np.r_[multiclass_scale(K, phi.shape[1], start.objective) * start.W.ravel(), start.b, start.xi, start.z]
         problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, start=x0, upper=start.objective, **build)
         if problem.miqp.max_violation(x0) > 1e-6 * max(1.0, start.objective):
             # the user's M is smaller than the start needs: solve without the start
@@ -143,11 +145,12 @@ def fit_multiclass_csvm(
 
     solution = solve(problem.miqp, solver, options)
     record = replace(solution.record, exact=problem.exact)
-    described = ", ".join(f"class {k}: {c}/{int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
+    names = [str(k) for k in range(K)] if class_names is None else [str(c) for c in class_names]
+    described = ", ".join(f"{names[k]!r}: {c} of {int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
     if record.status is Status.INFEASIBLE:
+        hint = "relax a target or use an RBF kernel" if big_m is None else "raise big_m or use big_m=None"
         raise InfeasibleConstraintsError(
-            f"no classifier meets {described} ({kern.describe()} kernel, big_m={big_m}); relax a target, "
-            "use an RBF kernel, or big_m=None."
+            f"no classifier meets {described} with margin 1 ({kern.describe()} kernel, big_m={big_m}); {hint}."
         )
     if record.status is Status.NO_SOLUTION:
         raise NoSolutionError(

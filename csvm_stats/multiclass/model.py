@@ -208,7 +208,7 @@ class MulticlassCSVM(CSVM):
             Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
             C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
             min_counts={k: t.count for k, t in adjusted.items()}, big_m=self.big_m, solver=solver,
-            options=options, warm_start=warm_start,
+            options=options, warm_start=warm_start, class_names=self.coding.levels,
         )
         shift = None
         if guarantee:

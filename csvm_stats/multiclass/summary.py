@@ -77,9 +77,20 @@ def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
     return frame
 
 
-def _coefficient_table(res: MulticlassResults) -> pd.DataFrame:
+#: Coefficient rows shown in the summary; with more features the largest (standardised) are shown.
+MAX_COEFFICIENT_ROWS = 30
+
+
+def _coefficient_table(res: MulticlassResults) -> tuple[pd.DataFrame, int]:
+    """The coefficient rows shown (at most :data:`MAX_COEFFICIENT_ROWS` features) and the number of features."""
     params = res.params
-    return pd.DataFrame({str(c): [_fmt(v) for v in params[c]] for c in params.columns}, index=params.index)
+    features = params.index[:-1]
+    if features.size > MAX_COEFFICIENT_ROWS:
+        size = np.linalg.norm(res.params_standardized.iloc[:-1].to_numpy(), axis=1)
+        keep = np.sort(np.argsort(-size, kind="stable")[:MAX_COEFFICIENT_ROWS])
+        params = params.iloc[[*keep, len(features)]]
+    table = pd.DataFrame({str(c): [_fmt(v) for v in params[c]] for c in params.columns}, index=params.index)
+    return table, features.size
 
 
 def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> Summary:
@@ -94,7 +105,10 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
     if res.split.holdout.size:
         summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class, columns: predicted)")
     if res.is_linear:
-        summary.add_df(_coefficient_table(res), caption="Coefficients per class (original units; prediction = largest score)")
+        table, n_features = _coefficient_table(res)
+        shown = "" if len(table) - 1 == n_features else (
+            f"; the {len(table) - 1} of {n_features} features with the largest standardised coefficients, all in .params")
+        summary.add_df(table, caption=f"Coefficients per class (original units; prediction = largest score{shown})")
     summary.add_text(
         f"Each per-class statement holds separately at {1 - res.model.alpha:.0%}"
         + ("" if res.shift is None else f" ({100 * (1 - res.shift.alpha_each):.4g}% for the guaranteed classes)")

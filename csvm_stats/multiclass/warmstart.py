@@ -11,6 +11,10 @@ r"""Warm start of the multiclass CSVM: a linear multiclass SVM with shifted per-
 3. :math:`z_j = 1` where the margin is met; :math:`\xi_i` is the Crammer-Singer
    hinge. The feasible point with the smallest objective is kept; its objective
    is the U of :mod:`csvm_stats.multiclass.problem`.
+4. Polishing, as for two classes (:mod:`csvm_stats.warmstart`): the
+   Crammer-Singer SVM on I plus the anchor points kept in step 3 (weight
+   ``ANCHOR_WEIGHT``) gives a new direction, which goes through steps 2 and 3
+   again; the best point found is kept.
 
 ``None`` when no scale and direction meet every requirement (then the model is
 solved without a start, with indicator constraints).
@@ -26,7 +30,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from csvm_stats.warmstart import MARGIN_TOL, SCALE_FACTORS
+from csvm_stats.warmstart import ANCHOR_WEIGHT, MARGIN_TOL, POLISH_ROUNDS, SCALE_FACTORS
 
 SHIFT_ROUNDS = 50
 
@@ -41,10 +45,6 @@ class MulticlassStart:
     z: np.ndarray
     objective: float
 
-    def vector(self) -> np.ndarray:
-        """The point in the variable order ``[W, b, xi, z]`` of the MIQP."""
-        return np.r_[self.W.ravel(), self.b, self.xi, self.z]
-
 
 def class_margins(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``f_{y_m}(x_m) - max_{k != y_m} f_k(x_m)`` for each row of ``scores`` (n, K)."""
@@ -55,15 +55,18 @@ def class_margins(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
     return own - others.max(axis=1)
 
 
-def _directions(phi: np.ndarray, y: np.ndarray, C: float, n_classes: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _directions(
+    phi: np.ndarray, y: np.ndarray, C: float, n_classes: int, weight: np.ndarray | None = None,
+    kinds: tuple[str, ...] = ("ovr", "crammer_singer"),
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """(W, b) of a one-vs-rest and a Crammer-Singer linear SVM (every class present)."""
     out = []
-    for multi_class in ("ovr", "crammer_singer"):
+    for multi_class in kinds:
         svc = LinearSVC(C=C / 2.0, multi_class=multi_class, loss="hinge" if multi_class == "ovr" else "squared_hinge",
                         dual=True, max_iter=20000, tol=1e-6, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            svc.fit(phi, y)
+            svc.fit(phi, y, sample_weight=weight)
         W = np.zeros((n_classes, phi.shape[1]))
         b = np.zeros(n_classes)
         if n_classes == 2 and svc.coef_.shape[0] == 1:  # liblinear returns one row for two classes
@@ -111,19 +114,35 @@ def multiclass_start(
     """The start of the module docstring; z is reported on ``anchor_index`` (the constrained anchor points)."""
     phi = np.vstack([phi_train, phi_anchor])
     y = np.r_[y_train, y_anchor].astype(int)
-    best: MulticlassStart | None = None
-    for W0, b0 in _directions(phi, y, C, n_classes):
-        for factor in SCALE_FACTORS:
-            W = factor * W0
-            b = shift_offsets(phi_anchor @ W.T, y_anchor, factor * b0, min_counts)
-            if b is None:
-                continue
-            xi = np.maximum(0.0, 1.0 - class_margins(phi_train @ W.T + b, y_train))
-            objective = float(np.sum(W * W) + C * weight @ xi)
-            if best is None or objective < best.objective:
-                margins = class_margins(phi_anchor[anchor_index] @ W.T + b, y_anchor[anchor_index])
-                z = (margins >= 1.0 - MARGIN_TOL).astype(float)
-                best = MulticlassStart(W, b, xi, z, objective)
-            if not min_counts:
-                break
+
+    def best_shift(directions, incumbent: MulticlassStart | None) -> MulticlassStart | None:
+        best = incumbent
+        for W0, b0 in directions:
+            for factor in SCALE_FACTORS:
+                W = factor * W0
+                b = shift_offsets(phi_anchor @ W.T, y_anchor, factor * b0, min_counts)
+                if b is None:
+                    continue
+                xi = np.maximum(0.0, 1.0 - class_margins(phi_train @ W.T + b, y_train))
+                objective = float(np.sum(W * W) + C * weight @ xi)
+                if best is None or objective < best.objective:
+                    margins = class_margins(phi_anchor[anchor_index] @ W.T + b, y_anchor[anchor_index])
+                    z = (margins >= 1.0 - MARGIN_TOL).astype(float)
+                    best = MulticlassStart(W, b, xi, z, objective)
+                if not min_counts:
+                    break
+        return best
+
+    best = best_shift(_directions(phi, y, C, n_classes, np.r_[weight, np.ones(y_anchor.size)]), None)
+    if best is None or not min_counts:
+        return best
+    n_i = y_train.size
+    for _ in range(POLISH_ROUNDS):
+        kept = n_i + anchor_index[best.z > 0.5]
+        rows = np.r_[np.arange(n_i), kept]
+        w_rows = np.r_[weight, np.full(kept.size, ANCHOR_WEIGHT)]
+        polished = best_shift(_directions(phi[rows], y[rows], C, n_classes, w_rows, ("crammer_singer",)), best)
+        if polished is best or polished.objective >= best.objective * (1 - 1e-6):
+            break
+        best = polished
     return best

@@ -1,0 +1,162 @@
+r"""Saved multiclass CSVM models: the ``csvm-stats-model`` format with ``"kind": "multiclass"``.
+
+The archive is that of :mod:`csvm_stats.persistence` (same members, same
+checks on reading, never pickle), with these differences in ``model.json``:
+
+* ``kind`` = ``"multiclass"`` (absent in a two-class file);
+* ``labels``: ``{"levels": [a, b, c, ...], "name": str|null, "dtype": ...}``
+  (at least two distinct levels, no ``positive``);
+* ``intercept``: the list of the K offsets :math:`b_k` (after guarantee mode
+  if that was used);
+* ``report``: as for two classes (``params`` maps each class to its
+  coefficients) plus ``confusion`` (``{true: {predicted: count}}`` on the
+  held-out sample);
+
+and ``arrays/coef.npy`` is the (K, r) matrix of the :math:`w_k`. The scores
+are :math:`f_k(x) = \phi(s(x))^\top w_k + b_k` and the prediction is the class
+of the largest score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats import __version__
+from csvm_stats.design import Standardizer
+from csvm_stats.multiclass.certification import argmax_rule
+from csvm_stats.multiclass.design import ClassCoding
+from csvm_stats.persistence import (
+    _LABEL_CHECKS,
+    _LABEL_DTYPES,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    SavedModel,
+    _formula,
+    _formula_fields,
+    _is_number,
+    _kernel,
+    _label_kind,
+    _plain,
+    _report,
+    _require,
+    kernel_fields,
+    model_arrays,
+    report_fields,
+    write_archive,
+)
+
+if TYPE_CHECKING:
+    from csvm_stats.multiclass.results import MulticlassResults
+
+KIND = "multiclass"
+
+
+def multiclass_report(results: MulticlassResults) -> dict[str, Any]:
+    """The two-class report's fields plus the held-out confusion matrix."""
+    report = report_fields(results)
+    confusion = results.confusion
+    report["confusion"] = {str(t): {str(p): int(confusion.loc[t, p]) for p in confusion.columns} for t in confusion.index}
+    return report
+
+
+def save_multiclass(results: MulticlassResults, path: str | Path) -> Path:
+    """Write a multiclass fit in the format of the module docstring; return the path."""
+    fit = results.engine_fit
+    coding = results.model.coding
+    metadata = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "kind": KIND,
+        "library_version": __version__,
+        "labels": {"levels": [_plain(v) for v in coding.levels], "name": coding.name, "dtype": _label_kind(coding)},
+        "columns": list(results.model.exog_names),
+        "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
+        "kernel": kernel_fields(fit.feature_map),
+        "intercept": [float(v) for v in results.intercept],
+        "report": multiclass_report(results),
+    }
+    return write_archive(path, metadata, model_arrays(fit.coef, results.scaler, fit.feature_map))
+
+
+def _class_labels(fields: Any) -> ClassCoding:
+    _require(isinstance(fields, dict), "labels must be an object")
+    levels, kind, name = fields.get("levels"), fields.get("dtype"), fields.get("name")
+    _require(kind in _LABEL_DTYPES, f"labels.dtype must be one of {_LABEL_DTYPES}")
+    _require(isinstance(levels, list) and len(levels) >= 2, "labels.levels must list at least two labels")
+    _require(all(_LABEL_CHECKS[kind](v) for v in levels), f"labels.levels must be of labels.dtype {kind!r}")
+    _require(len({repr(v) for v in levels}) == len(levels), "labels.levels must be different labels")
+    _require(name is None or isinstance(name, str), "labels.name must be a string or null")
+    dtype: Any = {
+        "int": np.dtype(np.int64), "float": np.dtype(np.float64), "bool": np.dtype(bool), "str": None,
+        "category": pd.CategoricalDtype(levels),
+    }[kind]
+    return ClassCoding(tuple(levels), name, dtype)
+
+
+@dataclass(frozen=True)
+class SavedMulticlassModel(SavedModel):
+    """A multiclass CSVM loaded from a model file.
+
+    As :class:`~csvm_stats.persistence.SavedModel`, with ``coding`` a
+    :class:`~csvm_stats.multiclass.design.ClassCoding`, ``coef`` the (K, r)
+    matrix and ``intercept`` the K offsets.
+    """
+
+    @property
+    def classes(self) -> list[Any]:
+        return list(self.coding.levels)
+
+    def decision_function(self, newdata: Any) -> pd.DataFrame:
+        """Scores f_k(x), one column per class, indexed like the data."""
+        design = self.design_matrix(newdata)
+        phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
+        scores = phi @ self.coef.T + self.intercept
+        return pd.DataFrame(scores, index=design.index, columns=pd.Index(self.classes, name="class"))
+
+    def predict(self, newdata: Any) -> pd.Series:
+        """Predicted labels (the class of the largest score) in the original coding."""
+        scores = self.decision_function(newdata)
+        return self.coding.decode(argmax_rule(scores.to_numpy()), index=scores.index)
+
+    @property
+    def confusion(self) -> pd.DataFrame:
+        """The held-out confusion matrix of the fit (rows true, columns predicted)."""
+        return pd.DataFrame.from_dict(self.report["confusion"], orient="index")
+
+
+def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> SavedMulticlassModel:
+    """Check a multiclass archive's fields (the members were read and checked by the caller)."""
+    columns = metadata.get("columns")
+    _require(isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns), "columns")
+    _require(len(set(columns)) == len(columns), "columns must not repeat")
+    p = len(columns)
+    coding = _class_labels(metadata.get("labels"))
+    K = coding.n_classes
+    coef = arrays.get("coef")
+    _require(coef is not None and coef.ndim == 2 and coef.shape[0] == K, f"arrays/coef.npy must have {K} rows")
+    fmap = _kernel(metadata.get("kernel"), {**arrays, "coef": coef[0]}, p)  # one row has the binary shape
+    for name in ("scale_mean", "scale_sd"):
+        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
+    _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
+    intercept = metadata.get("intercept")
+    _require(isinstance(intercept, list) and len(intercept) == K and all(_is_number(v) for v in intercept),
+             f"intercept must list {K} numbers")
+    report = _report(metadata.get("report"), columns)
+    confusion = report.get("confusion")
+    _require(isinstance(confusion, dict) and all(isinstance(v, dict) for v in confusion.values()), "report.confusion")
+    return SavedMulticlassModel(
+        columns=tuple(columns),
+        coding=coding,
+        scaler=Standardizer(arrays["scale_mean"], arrays["scale_sd"]),
+        feature_map=fmap,
+        coef=coef,
+        intercept=np.asarray(intercept, dtype=float),
+        formula=_formula(metadata.get("formula"), columns),
+        report=report,
+        library_version=str(metadata.get("library_version")),
+    )

@@ -1,0 +1,95 @@
+"""Multiclass fits in model files and on the command line."""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats.bounds import CappedTargetWarning
+from csvm_stats.cli import EXIT_DATA, EXIT_OK, main
+from csvm_stats.model import CSVM
+from csvm_stats.multiclass.persistence import SavedMulticlassModel
+from csvm_stats.persistence import ModelFileError, load_model, save_model
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(["apple", "pear", "plum"], n)
+    centre = pd.Series(kind).map({"apple": 0.0, "pear": 2.0, "plum": 4.0}).to_numpy()
+    return pd.DataFrame({
+        "x1": centre + rng.normal(size=n),
+        "x2": 0.5 * centre + rng.normal(size=n),
+        "grp": rng.choice(["a", "b"], n),
+        "fruit": kind,
+    })
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = _frame(150, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CappedTargetWarning)
+        res = CSVM.from_formula("fruit ~ .", data, recall_min={"pear": 0.8}, bound="binomial").fit(
+            random_state=0, solver="scip")
+    return data, res
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_save_and_load_predict_exactly_as_the_fit(tmp_path, kernel):
+    data = _frame(120, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CappedTargetWarning)
+        res = CSVM.from_formula("fruit ~ .", data, recall_min={"plum": 0.8}, kernel=kernel).fit(
+            random_state=2, solver="scip")
+    path = save_model(res, tmp_path / "fruit.csvm")
+    loaded = load_model(path)
+    assert isinstance(loaded, SavedMulticlassModel)
+    new = _frame(30, 9)
+    pd.testing.assert_frame_equal(loaded.decision_function(new), res.decision_function(new), check_exact=False, atol=1e-10)
+    assert loaded.predict(new).astype(str).equals(res.predict(new).astype(str))
+    assert loaded.summary_text == str(res.summary())
+    assert loaded.confusion.to_numpy().sum() == res.split.holdout.size
+    assert loaded.random_state == res.random_state
+    assert set(loaded.report["params"]) == {"apple", "pear", "plum"}
+
+
+def test_tampered_multiclass_file_is_refused(tmp_path, fitted):
+    _, res = fitted
+    path = save_model(res, tmp_path / "m.csvm")
+    with zipfile.ZipFile(path) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    metadata = json.loads(members["model.json"])
+    metadata["intercept"] = metadata["intercept"][:2]
+    members["model.json"] = json.dumps(metadata).encode()
+    bad = tmp_path / "bad.csvm"
+    with zipfile.ZipFile(bad, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    with pytest.raises(ModelFileError, match="intercept must list 3 numbers"):
+        load_model(bad)
+
+
+def test_cli_fit_with_recall_min_save_and_predict(tmp_path, capsys):
+    data = _frame(150, 3)
+    train, new = tmp_path / "train.csv", tmp_path / "new.csv"
+    data.to_csv(train, index=False)
+    data.drop(columns="fruit").head(12).to_csv(new, index=False)
+    model, summary, predictions = tmp_path / "m.csvm", tmp_path / "s.json", tmp_path / "p.csv"
+    code = main(["fit", str(train), "-f", "fruit ~ .", "--recall-min", "pear=0.8", "--recall-min", "plum=0.7",
+                 "--bound", "none", "--solver", "scip", "--format", "json", "-o", str(summary), "--save", str(model)])
+    assert code == EXIT_OK
+    report = json.loads(summary.read_text())
+    assert set(report["rates"]) == {"apple", "pear", "plum"} and "confusion" in report
+    assert main(["predict", str(model), str(new), "-o", str(predictions)]) == EXIT_OK
+    table = pd.read_csv(predictions)
+    assert list(table.columns) == ["row", "predicted", "score_apple", "score_pear", "score_plum"]
+    scores = table[["score_apple", "score_pear", "score_plum"]].to_numpy()
+    assert (table["predicted"].to_numpy() == np.array(["apple", "pear", "plum"])[scores.argmax(1)]).all()
+    assert main(["fit", str(train), "-f", "fruit ~ .", "--recall-min", "banana=0.8"]) == EXIT_DATA
+    assert "banana" in capsys.readouterr().err
