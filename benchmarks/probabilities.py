@@ -170,9 +170,12 @@ def summarise(runs: list[dict]) -> dict:
     return out
 
 
-def real_data(args) -> dict:
-    table = {}
+def real_data(args, table: dict | None = None) -> dict:
+    """Part 1; data sets already in ``table`` (a resumed partial run) are kept, not rerun."""
+    table = dict(table or {})
     for name in args.datasets:
+        if name in table:
+            continue
         X, y_series = load_dataset(name)
         y = y_series.to_numpy()
         n_splits = 1 if name in args.one_split else args.splits
@@ -361,8 +364,8 @@ def main(argv=None) -> None:
         _partial(args, {"timing": result["timing"]})
     if "synthetic" in args.parts and "synthetic" not in result:
         result["synthetic"] = synthetic(args)
-    if "real" in args.parts and "real" not in result:
-        result["real"] = real_data(args)
+    if "real" in args.parts and set(args.datasets) - set(result.get("real", {})):
+        result["real"] = real_data(args, result.get("real"))
     report = markdown(result, args)
     print(report)
     stem = "probabilities" + ("_quick" if args.quick else "")

@@ -275,7 +275,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         from csvm_stats.multiclass.model import MulticlassCSVM
         from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
 
-        if variant not in (None, "venn-abers"):  # the default simply offers no predict_proba for several classes
+        if variant not in (None, "venn-abers") or self.probability is True:  # the default offers no predict_proba
             raise DataError(
                 f"Only binary classification is supported with probability={self.probability!r}: "
                 f"{PROBABILITIES_NOT_OFFERED} Fit with probability=False."

@@ -101,6 +101,10 @@ def check_scores(scores, what: str = "scores") -> np.ndarray:
     return s
 
 
+#: Relative distance under which a new score counts as tied with a calibration score.
+TIE_TOLERANCE = 1e-9
+
+
 @dataclass(frozen=True)
 class VennAbers:
     """A fitted inductive Venn-Abers predictor (module docstring).
@@ -143,11 +147,19 @@ class VennAbers:
         return cls(c, p[0], p[1], int(s.size), int(positive.sum()))
 
     def slots(self, scores) -> np.ndarray:
-        """Slot of each score (class docstring); NaN or infinite scores are an error."""
+        """Slot of each score (class docstring); NaN or infinite scores are an error.
+
+        A score within ``TIE_TOLERANCE`` (relative) of a calibration score
+        counts as tied with it, so that the rounding of one point's decision
+        value computed in another batch cannot move it to the next slot.
+        """
         s = check_scores(scores)
-        j = np.searchsorted(self.scores, s, side="left")
-        tied = (j < self.scores.size) & (self.scores[np.minimum(j, self.scores.size - 1)] == s)
-        return 2 * j + tied
+        c, k = self.scores, self.scores.size
+        j = np.searchsorted(c, s, side="left")
+        below, above = np.clip(j - 1, 0, k - 1), np.clip(j, 0, k - 1)
+        tol = TIE_TOLERANCE * np.maximum(1.0, np.abs(s))
+        return np.where(np.abs(c[above] - s) <= tol, 2 * above + 1,
+                        np.where(np.abs(c[below] - s) <= tol, 2 * below + 1, 2 * j))
 
     def interval(self, scores) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper probabilities ``(p0, p1)`` of y = 1 for each score."""

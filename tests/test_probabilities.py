@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.bounds import CappedTargetWarning
 from csvm_stats.exceptions import DataError
 from csvm_stats.fit_calibration import MIN_HOLDOUT, planned_route
 from csvm_stats.model import CSVM
@@ -104,22 +101,6 @@ def test_missing_values_in_new_data_are_refused(held_out):
     new = pd.DataFrame({"x1": [0.1, np.nan], "x2": [0.0, 1.0]})
     with pytest.raises(DataError):
         held_out.predict_proba(new)
-
-
-def test_constant_decision_function_gives_the_base_rate_interval():
-    data = make_frame(200, seed=3)
-    data["noise"] = 0.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CappedTargetWarning)
-        res = CSVM.from_formula("status ~ noise", data, standardize=False).fit(random_state=0, **FAST)
-    assert np.ptp(res.decision_function().to_numpy()) == 0
-    cal = res.calibration
-    assert cal.predictor.constant
-    h = res.model.y[res.split.holdout]
-    k, n = int(np.sum(h > 0)), h.size
-    table = res.predict_interval()
-    np.testing.assert_allclose(table["p0"], k / (n + 1))
-    np.testing.assert_allclose(table["p1"], (k + 1) / (n + 1))
 
 
 def test_bootstrap_methods_on_request_and_bad_methods(held_out, frame):
