@@ -26,7 +26,9 @@ def _renderer():
 
 render = _renderer()
 #: Figures each vignette draws at reduced size.
-EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1, "05_multiclass": 2}
+EXPECTED_FIGURES = {
+    "01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1, "04_sparse_srbct": 2, "05_multiclass": 2,
+}
 
 
 def test_every_vignette_is_listed():
@@ -35,7 +37,7 @@ def test_every_vignette_is_listed():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIGURES))
 def test_vignette_executes_and_renders(name, tmp_path):
-    if name == "03_srbct_from_r" and not SRBCT.is_file():
+    if name in ("03_srbct_from_r", "04_sparse_srbct") and not SRBCT.is_file():
         pytest.skip(f"SRBCT.rda is absent ({SRBCT}); set CSVM_SRBCT_PATH to run this vignette")
     if name == "05_multiclass" and not all((REPO.parent / "shared" / "data" / d).is_dir() for d in ("srbct", "car")):
         pytest.skip("../shared/data (SRBCT and car) is absent; the multiclass vignette reads both from there")
@@ -55,8 +57,8 @@ def test_renderer_splits_percent_cells():
     assert render._markdown(cells[0].source) == "# Title\ntext"
 
 
-def render_r_markdown(output_dir: Path, output_format: str) -> subprocess.CompletedProcess:
-    """Render csvmstats-intro.Rmd with rmarkdown (package installed into a temporary library)."""
+def render_r_markdown(output_dir: Path, output_format: str, name: str = "csvmstats-intro") -> subprocess.CompletedProcess:
+    """Render the R Markdown vignette ``name`` with rmarkdown (package installed into a temporary library)."""
     rscript = shutil.which("Rscript")
     if rscript is None:
         pytest.skip("Rscript is not installed (r_bridge/setup_r_env.sh installs it)")
@@ -73,7 +75,7 @@ def render_r_markdown(output_dir: Path, output_format: str) -> subprocess.Comple
                               str(REPO / "r_bridge" / "csvmstats")], capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr[-2000:]
     env = {**os.environ, "R_LIBS": str(library), "RETICULATE_PYTHON": str(venv_python), "RPY2_CFFI_MODE": "ABI"}
-    render = (f"rmarkdown::render('{VIGNETTES / 'csvmstats-intro.Rmd'}', output_format = {output_format}, "
+    render = (f"rmarkdown::render('{VIGNETTES / f'{name}.Rmd'}', output_format = {output_format}, "
               f"output_dir = '{output_dir}', intermediates_dir = '{output_dir}', knit_root_dir = '{output_dir}', quiet = TRUE)")
     return subprocess.run([rscript, "-e", render], capture_output=True, text=True, timeout=900, env=env, cwd=output_dir)
 
@@ -85,3 +87,14 @@ def test_r_markdown_vignette_renders(tmp_path):
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
     html = (tmp_path / "csvmstats-intro.html").read_text()
     assert "Confidence statements" in html and "<img" in html
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_r_session_vignette_renders(tmp_path):
+    """The biostatistician's session: BreastCancer and Pima with update, subset, NA, saveRDS, broom, glm, e1071."""
+    done = render_r_markdown(tmp_path, "rmarkdown::html_vignette()", "csvmstats-session")
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    html = (tmp_path / "csvmstats-session.html").read_text()
+    for expected in ("With 95% confidence", "random_state", "e1071_svm", "no variance-covariance matrix"):
+        assert expected in html, expected
