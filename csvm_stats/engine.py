@@ -20,6 +20,7 @@ constraint this is scikit-learn's ``SVC`` with ``C/2``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -31,7 +32,7 @@ from csvm_stats.problem import (
     RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, constrained_anchor_points, rate_requirements,
 )
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
-from csvm_stats.warmstart import WarmStart, shifted_intercept_start, svm_reference
+from csvm_stats.warmstart import WarmStart, gram_matrix, shifted_intercept_start, svm_reference
 
 DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.problem)
 
@@ -149,6 +150,8 @@ def fit_csvm(
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
     """
+    clock = time.process_time if (options or SolverOptions()).clock == "cpu" else time.perf_counter
+    started = clock()
     X_i = _as_matrix(X_train, "X_train")
     X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
     if X_j.shape[1] != X_i.shape[1]:
@@ -175,7 +178,7 @@ def fit_csvm(
     requirements = rate_requirements(y_j, counts)
     start: WarmStart | None = None
     if warm_start:
-        gram = phi @ phi.T  # one Gram matrix for every SVM fit of the warm start and the reference
+        gram = gram_matrix(phi)  # one Gram matrix for every SVM fit (None for narrow rows: linear memory)
         start = shifted_intercept_start(
             phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
         )
@@ -195,7 +198,9 @@ def fit_csvm(
         # model, and its objective is no upper bound on the model's optimum (no tightening from it)
         problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
-    solution = solve(problem.miqp, solver, options)
+    # the time limit bounds the whole fit: the solver gets what the feature map, warm start and model left
+    spent = clock() - started
+    solution = solve(problem.miqp, solver, replace(options, time_limit=max(0.0, options.time_limit - spent)))
     record = replace(solution.record, exact=problem.exact)
     if record.status is Status.INFEASIBLE:
         hint = (

@@ -295,6 +295,7 @@ def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
     rec = res.solver
     pairs: dict[str, Any] = {
         "Backend": f"{rec.backend} {rec.backend_version}".strip(),
+        **({"Chosen by": rec.choice} if rec.choice else {}),
         "Formulation": rec.formulation,
         "Status": rec.status.value,
         "Objective": rec.objective,

@@ -37,7 +37,8 @@ from csvm_stats.tightening import SVMReference
 SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
 MARGIN_TOL = 1e-9
 POLISH_ROUNDS = 3
-ANCHOR_WEIGHT = 100.0  # weight of a kept anchor point relative to C in the polishing SVM
+ANCHOR_WEIGHT = 100.0
+GRAM_COLUMNS_RATIO = 0.25  # weight of a kept anchor point relative to C in the polishing SVM
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def svm_reference(
     ``gram`` may be any Gram matrix whose leading block is ``phi_train @ phi_train.T``.
     """
     n = phi_train.shape[0]
-    gram_train = phi_train @ phi_train.T if gram is None else gram[:n, :n]
+    gram_train = gram_matrix(phi_train) if gram is None else gram[:n, :n]
     w, b, dual = fit_svm(gram_train, phi_train, y_train, C, weight)
     primal = float(w @ w + C * weight @ np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b)))
     return SVMReference(w, b, primal, dual)
@@ -112,7 +113,36 @@ def _feasible_intercepts(
     return ok
 
 
-def _best_shift(
+def _interval_intercept(
+    s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_anchor: np.ndarray,
+    requirements: Sequence[RateRequirement],
+) -> float | None:
+    """The best intercept when every requirement is a TPR or TNR count (``None``: none is feasible).
+
+    A TPR requirement "k positives with s_j + b >= 1" holds exactly for
+    ``b >= 1 - (k-th largest s_j)``, a TNR one for ``b <= -1 - (k-th smallest
+    s_j)``; the hinge sum is convex and piecewise linear in b with slope
+    ``-W_+ + sum(cw_i : t_i < b)`` at breakpoints ``t_i = y_i - s_i``, so its
+    minimiser is a weighted median, clipped to the feasible interval.
+    """
+    lo, hi = -np.inf, np.inf
+    for req in requirements:
+        if req.count == 0:
+            continue
+        s = np.sort(s_anchor[req.members])
+        if req.kind == "tpr":
+            lo = max(lo, 1.0 - s[-req.count])
+        else:
+            hi = min(hi, -1.0 - s[req.count - 1])
+    if lo > hi:
+        return None
+    t = y_train - s_train
+    order = np.argsort(t)
+    k = int(np.searchsorted(np.cumsum(cw[order]), cw[y_train > 0].sum()))
+    return float(min(max(t[order[min(k, t.size - 1)]], lo), hi))
+
+
+def best_shift(
     w0: np.ndarray,
     b0: float,
     phi_train: np.ndarray,
@@ -122,17 +152,28 @@ def _best_shift(
     C: float,
     weight: np.ndarray,
     requirements: Sequence[RateRequirement],
+    factors: Sequence[float] = SCALE_FACTORS,
 ) -> WarmStart | None:
-    """Steps 2 and 3: the best scaled and shifted version of direction ``w0``."""
+    """Steps 2 and 3: the best scaled and shifted version of direction ``w0``.
+
+    TPR / TNR requirements take the exact O(n log n) route of
+    :func:`_interval_intercept`; an accuracy requirement scans the breakpoints.
+    """
     best: WarmStart | None = None
-    for factor in SCALE_FACTORS:
+    interval = all(req.kind in ("tpr", "tnr") for req in requirements)
+    for factor in factors:
         w = factor * w0
         s_train, s_anchor = phi_train @ w, phi_anchor @ w
-        candidates = np.unique(np.r_[factor * b0, y_anchor - s_anchor, y_train - s_train])
-        feasible = _feasible_intercepts(s_anchor, y_anchor, requirements, candidates)
-        if not feasible.any():
-            continue
-        cand = candidates[feasible]
+        if interval:
+            b = _interval_intercept(s_train, y_train, C * weight, s_anchor, requirements)
+            if b is None:
+                continue
+            cand = np.array([b])
+        else:
+            candidates = np.unique(np.r_[factor * b0, y_anchor - s_anchor, y_train - s_train])
+            cand = candidates[_feasible_intercepts(s_anchor, y_anchor, requirements, candidates)]
+            if cand.size == 0:
+                continue
         obj = _objective_for_intercepts(s_train, y_train, C, weight, float(w @ w), cand)
         k = int(np.argmin(obj))
         if best is None or obj[k] < best.objective:
@@ -143,6 +184,16 @@ def _best_shift(
         if not requirements:  # scaling only helps to meet requirements
             break
     return best
+
+
+def gram_matrix(phi: np.ndarray) -> np.ndarray | None:
+    """``phi @ phi.T`` when the feature rows are wide (kernels at exact rank), else ``None``.
+
+    With few columns (``p <= GRAM_COLUMNS_RATIO * n``, e.g. the linear kernel)
+    libsvm's linear kernel works on the rows directly: no n x n matrix, memory
+    linear in n.
+    """
+    return phi @ phi.T if phi.shape[1] > GRAM_COLUMNS_RATIO * phi.shape[0] else None
 
 
 def shifted_intercept_start(
@@ -159,22 +210,22 @@ def shifted_intercept_start(
     """The paper's warm start, polished; ``None`` when no scaled, shifted SVM meets the requirements.
 
     ``gram`` is the Gram matrix of the stacked rows ``[phi_train; phi_anchor]``
-    (computed here when not given); every SVM fit slices it.
+    (:func:`gram_matrix` when not given: ``None`` for narrow rows); every SVM fit slices it.
     """
     args = (phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
     phi = np.vstack([phi_train, phi_anchor])
-    gram = phi @ phi.T if gram is None else gram
+    gram = gram_matrix(phi) if gram is None else gram
     y = np.r_[y_train, y_anchor]
     w0, b0, _ = fit_svm(gram, phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])])
-    best = _best_shift(w0, b0, *args)
+    best = best_shift(w0, b0, *args)
     if best is None or not requirements:
         return best
     n_i = phi_train.shape[0]
     for _ in range(POLISH_ROUNDS):
         rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(best.z > 0.5)]
         w_k = np.r_[weight, np.full(rows.size - n_i, ANCHOR_WEIGHT)]
-        w1, b1, _ = fit_svm(gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
-        candidate = _best_shift(w1, b1, *args)
+        w1, b1, _ = fit_svm(None if gram is None else gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
+        candidate = best_shift(w1, b1, *args)
         if candidate is None or candidate.objective >= best.objective * (1 - 1e-6):
             break
         best = candidate

@@ -121,3 +121,27 @@ def test_bnb_refuses_a_model_that_is_not_the_exact_csvm(wisconsin):
     Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=24)
     with pytest.raises(SolverError, match="exact primal CSVM"):
         fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, big_m=0.5, solver="bnb")
+
+
+def test_linear_kernel_fit_memory_stays_linear_in_n():
+    """n = 4000 rows, p = 3: an n x n Gram matrix would take 128 MB; the fit allocates far less."""
+    import tracemalloc
+
+    rng = np.random.default_rng(25)
+    n = 4000
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 3)) + 0.8 * y[:, None]
+    tracemalloc.start()
+    try:
+        fit = fit_csvm(X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :], min_counts={"tpr": 700}, solver="bnb",
+                       options=SolverOptions(time_limit=2.0, clock="cpu"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert fit.record.status.has_solution
+    assert peak < 8 * n * n / 4, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_solver_options_clock_is_checked():
+    with pytest.raises(ValueError, match="clock must be one of"):
+        SolverOptions(clock="sundial")

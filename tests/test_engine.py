@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 import pytest
@@ -258,11 +259,24 @@ def test_auto_falls_back_to_scip_on_any_backend_failure_with_a_warning(wisconsin
 
     monkeypatch.setattr(solvers, "gurobi_usable", lambda: True)
     monkeypatch.setattr(solvers.GurobiBackend, "solve", fail)
+    monkeypatch.setattr(solvers.BnbBackend, "solve", fail)
     monkeypatch.setattr(solvers, "_size_limited_licence", [])
     Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
-    with pytest.warns(SolverFallbackWarning, match=f"the Gurobi backend failed \\({reason}.*Falling back to SCIP"):
+    with pytest.warns(SolverFallbackWarning) as caught:
         fit = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, solver="auto")
-    assert fit.record.backend == "scip"
+    messages = [str(w.message) for w in caught]
+    assert any("the bnb backend failed" in m and "Falling back to Gurobi" in m for m in messages), messages
+    assert any(f"the Gurobi backend failed ({reason}" in m and "Falling back to SCIP" in m for m in messages), messages
+    assert fit.record.backend == "scip" and fit.record.choice.startswith("auto: scip")
+    assert "after bnb, gurobi failed" in fit.record.choice
+
+
+def test_auto_chooses_bnb_for_the_exact_csvm_and_records_why(wisconsin):
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, solver="auto")
+    assert fit.record.backend == "bnb" and fit.record.choice.startswith("auto: bnb (exact primal CSVM")
+    paper = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, big_m=0.01, solver="auto")
+    assert paper.record.exact is False and paper.record.backend != "bnb"
 
 
 @needs_gurobi
@@ -342,10 +356,22 @@ def test_linear_kernel_with_more_columns_than_rows_solves_on_the_row_space(wisco
     assert np.all(yj[yj > 0] * wide.decision_function(Xj[yj > 0]) >= 1 - 1e-6)
 
 
-def test_auto_sends_a_large_problem_without_binaries_to_scip(wisconsin):
+def test_auto_solves_a_plain_svm_by_one_svm_solve_within_its_certified_gap(wisconsin, plain_fits):
     X, y = wisconsin
     fit = fit_csvm(X, y, X[:0], y[:0], solver="auto")
-    assert fit.record.backend == "scip" and fit.record.status is Status.OPTIMAL
+    assert fit.record.backend == "bnb" and fit.record.status is Status.OPTIMAL and fit.record.svm_solves == 1
+    scip_fit = plain_fits[0]
+    options = SolverOptions()
+    slack = certified_slack(fit.record, options, 1.0, len(y)) + certified_slack(scip_fit.record, TIGHT, 1.0, len(y))
+    assert abs(fit.objective - scip_fit.objective) <= slack and fit.record.gap <= options.mip_gap
+
+
+def test_auto_sends_a_large_problem_without_binaries_and_not_the_csvm_to_scip(wisconsin):
+    X, y = wisconsin
+    problem = build_primal(X, y, X[:0], y[:0], C=1.0, min_counts={}, big_m=None, sample_weight=np.ones(len(y)))
+    plain = dataclasses.replace(problem.miqp, csvm=None)
+    solution = solvers.solve(plain, "auto")
+    assert solution.record.backend == "scip" and solution.record.status is Status.OPTIMAL
 
 
 def test_default_big_m_is_exact_where_a_fixed_m_is_not():

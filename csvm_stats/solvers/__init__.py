@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 
 from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
@@ -64,15 +65,29 @@ def gurobi_usable() -> bool:
     return GurobiBackend().available()
 
 
-def _auto_chain(problem: MIQP) -> list[str]:
-    """The backends ``"auto"`` tries, in order; HiGHS for a linear model; the last is always SCIP."""
+def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
+    """The backends ``"auto"`` tries, in order, each with the reason; the last is always SCIP.
+
+    Measured in ``benchmarks/results/solve_time.md`` (CPU time, side by side):
+    on the exact primal CSVM, bnb proves Wisconsin (linear and RBF at exact
+    rank) optimal where SCIP and Gurobi stop at the time limit or take 10-100x
+    longer, and closes more of the gap on synthetic problems; so bnb goes
+    first there. Otherwise Gurobi when licensed for the model, HiGHS for a
+    linear model, SCIP last.
+    """
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
     # slow to high accuracy (measured: 28 s against SCIP's 0.4 s on Wisconsin);
     # such a problem goes to Gurobi only when its MIQP fits the pip licence.
     continuous_and_large = problem.binary.size == 0 and problem.n_vars > SIZE_LIMITED_QUADRATIC
-    chain = ["gurobi"] if gurobi_usable() and not too_big and not continuous_and_large else []
-    return chain + (["highs", "scip"] if is_linear(problem) else ["scip"])
+    chain = []
+    if problem.csvm is not None:
+        chain.append(("bnb", "exact primal CSVM: our branch-and-bound, the fastest measured"))
+    if gurobi_usable() and not too_big and not continuous_and_large:
+        chain.append(("gurobi", "Gurobi is licensed for this model"))
+    if is_linear(problem):
+        chain.append(("highs", "a linear model"))
+    return chain + [("scip", "the open-source default")]
 
 
 def _raise_if_interrupted(solution: Solution) -> Solution:
@@ -102,7 +117,8 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
             )
         return _raise_if_interrupted(backend.solve(problem, options))
     chain = _auto_chain(problem)
-    for name, fallback in zip(chain, chain[1:]):
+    failed: list[str] = []
+    for (name, why), (fallback, _) in zip(chain, chain[1:]):
         try:
             solution = _raise_if_interrupted(get_backend(name).solve(problem, options))
         except Exception as err:  # noqa: BLE001 - any backend failure moves on (KeyboardInterrupt is no Exception)
@@ -111,12 +127,21 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
             reason = f"{type(err).__name__}: {err}"
         else:
             if solution.record.status is not Status.ERROR:
-                return solution
+                return _chosen(solution, name, why, failed)
             reason = f"status error: {solution.record.message}"
+        failed.append(name)
         warnings.warn(
             f"solver='auto': the {_LABELS.get(name, name)} backend failed ({reason}). "
             f"Falling back to {_LABELS.get(fallback, fallback)} for this model.",
             SolverFallbackWarning,
             stacklevel=2,
         )
-    return _raise_if_interrupted(get_backend(chain[-1]).solve(problem, options))
+    name, why = chain[-1]
+    return _chosen(_raise_if_interrupted(get_backend(name).solve(problem, options)), name, why, failed)
+
+
+def _chosen(solution: Solution, name: str, why: str, failed: list[str]) -> Solution:
+    """Record what ``"auto"`` chose and why in the solve record (``choice``)."""
+    after = f"; after {', '.join(failed)} failed" if failed else ""
+    record = replace(solution.record, choice=f"auto: {name} ({why}{after})")
+    return Solution(record, solution.x)

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from csvm_stats.exceptions import DataError
 from csvm_stats.validation import check_positive, check_solver_options
+
+CLOCKS: tuple[str, ...] = ("wall", "cpu")
 
 if TYPE_CHECKING:
     from csvm_stats.problem import MIQP
@@ -43,7 +46,9 @@ class SolverOptions:
     stops; ``feasibility_tol`` is the constraint tolerance (it also bounds how
     far an epigraph may undercut the quadratic, so it limits the accuracy of w:
     an objective error e moves w by about sqrt(e)); ``threads=None`` lets the
-    solver decide.
+    solver decide. ``clock`` is what ``time_limit`` counts: ``"wall"`` seconds
+    or ``"cpu"`` seconds of this process (fair under machine load; SCIP and
+    bnb honour it, Gurobi always counts wall time).
     """
 
     time_limit: float = 300.0
@@ -52,6 +57,7 @@ class SolverOptions:
     threads: int | None = None
     verbose: bool = False
     seed: int = 0
+    clock: str = "wall"
 
     def __post_init__(self) -> None:
         """Refuse bad values here, before any backend sees them (a NaN or negative limit, a bool gap, ...)."""
@@ -59,6 +65,8 @@ class SolverOptions:
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, verbose=self.verbose, seed=self.seed
         )
         check_positive(self.feasibility_tol, "feasibility_tol")
+        if self.clock not in CLOCKS:
+            raise DataError(f"clock must be one of {CLOCKS}, got {self.clock!r}.")
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class SolveRecord:
     message: str = ""
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
+    choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.solvers)
 
 
 @dataclass(frozen=True)

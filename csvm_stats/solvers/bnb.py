@@ -51,13 +51,12 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.problem import MIQP, CSVMData
 from csvm_stats.solvers._common import Stopwatch, relative_gap
 from csvm_stats.solvers.base import Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.warmstart import SCALE_FACTORS, _best_shift, fit_svm
+from csvm_stats.warmstart import SCALE_FACTORS, best_shift, fit_svm, gram_matrix
 
 FORCE_WEIGHTS: tuple[float, ...] = (1e4, 1e6, 1e8, 1e10)  # libsvm weight of a forced point, relative to max s_i
 FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * libsvm's tolerance counts as met by a relaxation
 CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL means the forced weight binds: raise it
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
-GRAM_COLUMNS_RATIO = 0.25  # linear kernel on the rows when p <= ratio * rows, else one Gram matrix
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
 
 
@@ -85,11 +84,7 @@ class _Search:
         self.phi_i, self.y_i = data.phi_train, data.y_train
         self.phi_j, self.y_j = data.phi_anchor, data.y_anchor
         self.cw = data.C * data.weight
-        n, p = self.phi_i.shape[0] + self.phi_j.shape[0], self.phi_i.shape[1]
-        self.gram = None
-        if p > GRAM_COLUMNS_RATIO * n:
-            rows = np.vstack([self.phi_i, self.phi_j])
-            self.gram = rows @ rows.T
+        self.gram = gram_matrix(np.vstack([self.phi_i, self.phi_j]))
         self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # libsvm's KKT tolerance
         self.forced_tol = FORCED_TOL_FACTOR * self.tol
         self.svm_solves = 0
@@ -102,7 +97,10 @@ class _Search:
         self.counter = itertools.count()
         self.members = [req.members for req in data.requirements]
         self.counts = [req.count for req in data.requirements]
-        self.monotone = all(req.kind in ("tpr", "tnr") for req in data.requirements)
+
+    def elapsed(self) -> float:
+        """Seconds on the clock that the time limit counts (wall or this process's CPU)."""
+        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
 
     # ---------------------------------------------------------------- bounds
     def prune_level(self) -> float:
@@ -142,39 +140,11 @@ class _Search:
 
     def shift(self, w: np.ndarray, factors: tuple[float, ...] = SCALE_FACTORS) -> None:
         """Upper bound: the best intercept (and scale) for direction w; update the incumbent."""
-        if not self.monotone:
-            start = _best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, self.d.C, self.d.weight,
-                                self.d.requirements)
-            if start is not None:
-                self._offer(start.objective, start.w, start.b)
-            return
-        s_i, s_j = self.phi_i @ w, self.phi_j @ w
-        for factor in factors:
-            b = self._best_intercept(factor * s_i, factor * s_j)
-            if b is not None:
-                self._offer(self.objective(factor * w, b), factor * w, b)
-            if not self.d.requirements:
-                break
-
-    def _best_intercept(self, s_i: np.ndarray, s_j: np.ndarray) -> float | None:
-        """argmin over feasible b of sum cw_i hinge_i(b): a weighted median clipped to the feasible interval."""
-        lo, hi = -math.inf, math.inf
-        for members, count, req in zip(self.members, self.counts, self.d.requirements):
-            if count == 0:
-                continue
-            s = np.sort(s_j[members])
-            if req.kind == "tpr":  # s + b >= 1 for the count largest scores
-                lo = max(lo, 1.0 - s[-count])
-            else:  # s + b <= -1 for the count smallest scores
-                hi = min(hi, -1.0 - s[count - 1])
-        if lo > hi:
-            return None
-        t = self.y_i - s_i  # hinge breakpoints; the slope is -W_pos + sum of cw_i with t_i < b
-        order = np.argsort(t)
-        cum = np.cumsum(self.cw[order])
-        k = int(np.searchsorted(cum, self.cw[self.y_i > 0].sum()))
-        b = float(t[order[min(k, t.size - 1)]])
-        return min(max(b, lo), hi)
+        d = self.d
+        start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
+                            factors)
+        if start is not None:
+            self._offer(start.objective, start.w, start.b)
 
     def _offer(self, value: float, w: np.ndarray, b: float) -> None:
         margins = self.y_j * (self.phi_j @ w + b)
@@ -195,7 +165,7 @@ class _Search:
             w0 = start[self.problem.blocks["w"]]
             self._offer(self.objective(w0, float(start[self.problem.blocks["b"]][0])), w0,
                         float(start[self.problem.blocks["b"]][0]))
-        if self.watch.elapsed()[0] >= self.options.time_limit:
+        if self.elapsed() >= self.options.time_limit:
             return Status.TIME_LIMIT
         root = self.relax(forced0)
         self.nodes += 1
@@ -209,7 +179,7 @@ class _Search:
         self._process(_Node(root.dual, next(self.counter), forced0, dropped0.copy()), root, heap)
         while heap:
             self.open_min = heap[0].bound
-            if self.watch.elapsed()[0] >= self.options.time_limit:
+            if self.elapsed() >= self.options.time_limit:
                 return Status.TIME_LIMIT
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
@@ -237,7 +207,7 @@ class _Search:
                 continue
             hard = free[np.argsort(margins[free])][: min(free.size, 2 * (free.size - need) + 10)]
             for j in hard[margins[hard] < 1.0 - self.forced_tol]:
-                if self.watch.elapsed()[0] >= budget:
+                if self.elapsed() >= budget:
                     return
                 one = forced.copy()
                 one[j] = True

@@ -92,6 +92,8 @@ class ScipBackend:
         if not options.verbose:
             model.hideOutput()
         model.setParam("limits/time", float(options.time_limit))
+        if options.clock == "cpu":
+            model.setParam("timing/clocktype", 1)
         model.setParam("limits/gap", float(options.mip_gap))
         model.setParam("numerics/feastol", float(options.feasibility_tol))
         model.setParam("randomization/randomseedshift", int(options.seed))
