@@ -22,6 +22,17 @@ binomial noise; the table marks a failure share above the one-sided 99%
 binomial acceptance limit as a violation. Run ``python benchmarks/validity.py``
 (``--reps`` to change the number of repetitions); results go to
 ``benchmarks/results/validity.{csv,md}``.
+
+``--binary`` runs the binary-predictor settings instead
+(:class:`csvm_stats.simulation.BinaryClasses`, 5 binary predictors, so only
+32 distinct points and many held-out scores tied at a guarantee threshold).
+The true rates are exact sums over the 32 points of the deployed rule's own
+decision values. There the guarantee is checked for the TPR and for the TNR,
+each with the library's rule (scores w'phi(x) computed directly, ties
+counted as correct) and, side by side on the same fits, with the rule used
+before (the threshold rebuilt as (w'x + b0) - b0, no tie tolerance).
+Results go to ``benchmarks/results/validity_binary.csv``; ``validity.md``
+shows both tables.
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from scipy.stats import binom
 from csvm_stats.bounds import CappedTargetWarning, clopper_pearson_lower
 from csvm_stats.certification import linear_scores, umbrella_intercept
 from csvm_stats.model import CSVM
-from csvm_stats.simulation import GaussianClasses
+from csvm_stats.simulation import BinaryClasses, GaussianClasses
 
 #: (n, dim, p0, alpha, bound); Hoeffding needs 38 anchor positives for p0 = 0.8, hence n = 400 there;
 #: p0 = 0.9 needs 29 anchor positives (binomial margin) and 29 held-out positives (guarantee): n = 400.
@@ -56,6 +67,12 @@ SETTINGS: list[tuple[int, int, float, float, str]] = [
     (400, 30, 0.9, 0.05, "binomial"),
 ]
 STATEMENTS = ("paper", "anchor CP", "held-out CP", "guarantee")
+#: (n, dim, p0, alpha, bound) for the binary predictors (dim is the population's, 5).
+BINARY_SETTINGS: list[tuple[int, int, float, float, str]] = [
+    (240, 5, 0.7, 0.05, "none"),
+    (240, 5, 0.8, 0.05, "none"),
+]
+BINARY_STATEMENTS = ("held-out CP", "guarantee TPR", "guarantee TNR", "guarantee TPR, old rule", "guarantee TNR, old rule")
 
 
 def one_repetition(
@@ -92,6 +109,71 @@ def one_repetition(
         "true_tnr_guarantee": guaranteed["tnr"],
         "optimal": res.solver.status.value == "optimal",
     }
+
+
+def one_binary_repetition(
+    n: int, dim: int, p0: float, alpha: float, bound: str, seed: int, solver: str = "auto"
+) -> dict[str, float]:
+    """Binary predictors: fit once; did each statement fail (true rate of the deployed rule below the claim)?"""
+    population = BinaryClasses()
+    X, y = population.sample(n, np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CSVM(y, X, tpr_min=p0, alpha=alpha, bound=bound).fit(
+            random_state=seed, solver=solver, time_limit=60, threads=1
+        )
+    fit, holdout = res.engine_fit, res.split.holdout
+    configs, _, _ = population.configurations()
+    config_scores, _ = linear_scores(fit.feature_map.transform(res.scaler.transform(configs)), fit.coef)
+    truth = population.true_rates_of(config_scores + res.intercept)
+    phi = fit.feature_map.transform(res.scaler.transform(X[holdout]))
+    scores, tolerance = linear_scores(phi, fit.coef)
+    rebuilt = fit.decision_function(res.scaler.transform(X[holdout])) - fit.intercept  # the old rule's scores
+    row: dict[str, float] = {
+        "true_tpr": truth["tpr"], "true_tnr": truth["tnr"], "anchor_met": bool(res.rates.loc["tpr", "met"]),
+        "fail_held-out CP": truth["tpr"] < res.rates.loc["tpr", "lower"],
+        "optimal": res.solver.status.value == "optimal",
+    }
+    for rate in ("tpr", "tnr"):
+        for label, s, tol in (("", scores, tolerance), (", old rule", rebuilt, 0.0)):
+            g = umbrella_intercept(s, y[holdout], rate, p0, alpha, tolerance=tol)
+            rates = population.true_rates_of(config_scores + g.intercept)
+            row[f"fail_guarantee {rate.upper()}{label}"] = rates[rate] < p0
+            row[f"true_{rate}_guarantee{label}"] = rates[rate]
+    return row
+
+
+def _statement_row(frame: pd.DataFrame, setting: tuple, name: str, reps: int, truth: tuple[str, str]) -> dict:
+    n, dim, p0, alpha, bound = setting
+    fails = int(frame[f"fail_{name}"].sum())
+    limit = int(binom.ppf(0.99, reps, alpha))
+    return {
+        "n": n, "dim": dim, "p0": p0, "alpha": alpha, "bound": bound, "statement": name, "reps": reps,
+        "failures": fails, "failure_rate": fails / reps, "limit_99": limit, "valid": fails <= limit,
+        "mean_true_tpr": frame[truth[0]].mean(), "mean_true_tnr": frame[truth[1]].mean(),
+        "anchor_met_share": frame["anchor_met"].mean(), "optimal_share": frame["optimal"].mean(),
+    }
+
+
+def run_binary(reps: int, n_jobs: int, out: Path, seed0: int = 20261201) -> pd.DataFrame:
+    """The binary-predictor settings; one row per (setting, statement), written to ``validity_binary.csv``."""
+    rows: list[dict] = []
+    for setting in BINARY_SETTINGS:
+        start = time.perf_counter()
+        frame = pd.DataFrame(
+            Parallel(n_jobs=n_jobs)(delayed(one_binary_repetition)(*setting, seed0 + k) for k in range(reps))
+        )
+        for name in BINARY_STATEMENTS:
+            rate = "tnr" if "TNR" in name else "tpr"
+            suffix = ", old rule" if "old rule" in name else ""
+            column = f"true_{rate}_guarantee{suffix}" if name.startswith("guarantee") else f"true_{rate}"
+            truth = (column, "true_tnr") if rate == "tpr" else ("true_tpr", column)
+            rows.append(_statement_row(frame, setting, name, reps, truth))
+        print(f"binary {setting}: {reps} fits in {time.perf_counter() - start:.0f} s", flush=True)
+        out.mkdir(exist_ok=True)
+        pd.DataFrame(rows).to_csv(out / "validity_binary.csv", index=False)
+        write(pd.read_csv(out / "validity.csv"), out)
+    return pd.DataFrame(rows)
 
 
 def run(reps: int, n_jobs: int, out: Path, seed0: int = 20261130, resume: bool = False) -> pd.DataFrame:
@@ -148,15 +230,26 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 def write(table: pd.DataFrame, out: Path) -> None:
-    """``validity.csv`` and ``validity.md`` in ``out``."""
+    """``validity.csv`` and ``validity.md`` in ``out`` (with the binary table when it has been run)."""
     out.mkdir(exist_ok=True)
     table.to_csv(out / "validity.csv", index=False)
-    (out / "validity.md").write_text(
+    text = (
         "# Validity of the confidence statements (benchmarks/validity.py)\n\n"
         "A statement fails when the true TPR (closed form) is below the claimed value. "
         "Valid statements fail in at most a share alpha of the repetitions (99% binomial limit shown).\n\n"
-        + to_markdown(table)
+        "## Gaussian classes (continuous scores)\n\n" + to_markdown(table)
     )
+    binary = out / "validity_binary.csv"
+    if binary.is_file():
+        text += (
+            "\n## Binary predictors (`--binary`: 32 distinct points, ties at the guarantee threshold)\n\n"
+            "The true rates are exact sums over the 32 points of the deployed rule's decision values. "
+            "'guarantee TPR/TNR' is the library's rule (scores w'phi(x) computed directly, ties at the threshold "
+            "counted as correct); 'old rule' is the rule used before, on the same fits (threshold rebuilt as "
+            "(w'x + b0) - b0, no tie tolerance). The dim column is the number of binary predictors.\n\n"
+            + to_markdown(pd.read_csv(binary))
+        )
+    (out / "validity.md").write_text(text)
 
 
 def main() -> None:
@@ -164,8 +257,13 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--resume", action="store_true", help="run only the settings missing from the results file")
+    parser.add_argument("--binary", action="store_true", help="run the binary-predictor settings (ties)")
     args = parser.parse_args()
-    table = run(args.reps, args.jobs, Path(__file__).resolve().parent / "results", resume=args.resume)
+    out = Path(__file__).resolve().parent / "results"
+    if args.binary:
+        table = run_binary(args.reps, args.jobs, out)
+    else:
+        table = run(args.reps, args.jobs, out, resume=args.resume)
     print(to_markdown(table))
 
 

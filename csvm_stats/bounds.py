@@ -8,7 +8,9 @@ independent 0/1 indicators.
 * :func:`binomial_count` - the exact margin: the smallest count k with
   :math:`P(\mathrm{Bin}(n, p_0) \ge k) \le \alpha`.
 * :func:`clopper_pearson_lower` - the exact one-sided lower confidence bound
-  :math:`\mathrm{Beta}^{-1}(\alpha; k, n - k + 1)`.
+  :math:`\mathrm{Beta}^{-1}(\alpha; k, n - k + 1)`;
+  :func:`clopper_pearson_interval` - the exact two-sided interval
+  :math:`[\mathrm{Beta}^{-1}(\alpha/2; k, n-k+1),\ \mathrm{Beta}^{-1}(1-\alpha/2; k+1, n-k)]`.
 * :func:`order_statistic_rank` - the Neyman-Pearson umbrella rule (Tong, Feng
   and Li 2018): with continuous scores, classifying a point as "correct" when
   its score is at least the r-th smallest of n held-out scores gives an error
@@ -141,6 +143,15 @@ def clopper_pearson_lower(k: int, n: int, alpha: float) -> float:
     if k <= 0:
         return 0.0
     return float(stats.beta.ppf(alpha, k, n - k + 1))
+
+
+def clopper_pearson_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """Exact two-sided (1 - alpha) confidence interval for p from k successes in n (NaN for n = 0)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    lower = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    upper = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lower, upper
 
 
 def order_statistic_rank(n: int, p0: float, alpha: float) -> int | None:

@@ -15,6 +15,10 @@ which the optimisation never saw:
   TPR and TNR are class-conditional, so the stratified split does not affect
   them; the held-out accuracy is measured at the data's class mix (the split
   keeps it), so its bound is about a population with that prevalence.
+* :func:`two_sided_bounds` - the exact two-sided Clopper-Pearson interval
+  for a rate that was not constrained; :func:`balanced_bounds` - the balanced
+  accuracy :math:`(\mathrm{TPR} + \mathrm{TNR})/2` lies between the means of
+  the TPR and TNR intervals at level :math:`1 - \alpha/2` each (Bonferroni).
 * :func:`umbrella_intercept` - guarantee mode: keep the direction w chosen by
   the CSVM and set the intercept from the held-out scores of one class by the
   order-statistic rule (Neyman-Pearson umbrella algorithm, Tong, Feng and Li
@@ -30,11 +34,14 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
-from csvm_stats.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
+from csvm_stats.bounds import binomial_min_n, clopper_pearson_interval, clopper_pearson_lower, order_statistic_rank
 from csvm_stats.exceptions import DataError
-from csvm_stats.problem import RATE_NAMES as RATE_LABELS
+from csvm_stats.problem import RATE_NAMES
 
-RATE_UNITS = {"tpr": "positives", "tnr": "negatives", "acc": "points"}
+#: Every rate reported: the three that can be constrained and the balanced accuracy (TPR + TNR) / 2.
+ALL_RATES: tuple[str, ...] = (*RATE_NAMES, "bacc")
+RATE_LABELS = {**RATE_NAMES, "bacc": "balanced accuracy"}
+RATE_UNITS = {"tpr": "positives", "tnr": "negatives", "acc": "points", "bacc": "points"}
 _RATE_CLASS = {"tpr": 1.0, "tnr": -1.0}
 
 
@@ -74,6 +81,59 @@ def heldout_bound(correct: int, n: int, alpha: float, n_statements: int) -> Held
         clopper_pearson_lower(correct, n, alpha),
         clopper_pearson_lower(correct, n, alpha / max(n_statements, 1)),
     )
+
+
+#: The ``method`` column of the rate table.
+ONE_SIDED = "clopper-pearson"
+TWO_SIDED = "clopper-pearson 2-sided"
+BALANCED = "mean of TPR, TNR"
+NO_HOLDOUT = "none (no held-out points)"
+NOT_INDEPENDENT = "none (H set the intercept)"
+
+
+@dataclass(frozen=True)
+class RateBounds:
+    """What is claimed about one rate: ``lower`` (and ``upper`` for an interval) at level 1 - alpha,
+    ``joint_lower`` for the Bonferroni-joint statement (NaN when the rate is not in it), ``method``."""
+
+    lower: float
+    upper: float
+    joint_lower: float
+    method: str
+
+
+NO_BOUNDS = RateBounds(float("nan"), float("nan"), float("nan"), NO_HOLDOUT)
+
+
+def one_sided_bounds(correct: int, n: int, alpha: float, n_statements: int) -> RateBounds:
+    """One-sided lower bound and its Bonferroni-joint version (``n_statements`` rates at once)."""
+    if n == 0:
+        return NO_BOUNDS
+    bound = heldout_bound(correct, n, alpha, n_statements)
+    return RateBounds(bound.lower, float("nan"), bound.joint_lower, ONE_SIDED)
+
+
+def two_sided_bounds(correct: int, n: int, alpha: float) -> RateBounds:
+    """The exact two-sided (1 - alpha) Clopper-Pearson interval."""
+    if n == 0:
+        return NO_BOUNDS
+    lower, upper = clopper_pearson_interval(correct, n, alpha)
+    return RateBounds(lower, upper, float("nan"), TWO_SIDED)
+
+
+def balanced_bounds(tpr: tuple[int, int], tnr: tuple[int, int], alpha: float) -> RateBounds:
+    """Balanced accuracy from (n, correct) of the positives and the negatives.
+
+    Both two-sided intervals at level 1 - alpha/2 hold together with
+    probability at least 1 - alpha, and then (TPR + TNR) / 2 lies between the
+    means of their ends.
+    """
+    (n_pos, k_pos), (n_neg, k_neg) = tpr, tnr
+    if n_pos == 0 or n_neg == 0:
+        return NO_BOUNDS
+    lo_pos, up_pos = clopper_pearson_interval(k_pos, n_pos, alpha / 2)
+    lo_neg, up_neg = clopper_pearson_interval(k_neg, n_neg, alpha / 2)
+    return RateBounds((lo_pos + lo_neg) / 2, (up_pos + up_neg) / 2, float("nan"), BALANCED)
 
 
 #: The ``method`` of a rate whose bound is the guarantee-mode target.
@@ -224,6 +284,25 @@ def statement(rate: str, lower: float, correct: int, n: int, alpha: float) -> st
         f"With {level_percent(alpha)} confidence the {RATE_LABELS[rate]} of this classifier is at least "
         f"{floor2(lower)} (held-out: {correct} of {n} {RATE_UNITS[rate]} correct; exact binomial bound)."
     )
+
+
+def interval_statement(rate: str, bounds: RateBounds, correct: int | None, n: int, alpha: float) -> str:
+    """One sentence for a two-sided interval (lower end rounded down, upper end up)."""
+    if bounds.method == BALANCED:
+        how = f"the mean of the exact two-sided TPR and TNR intervals at {level_percent(alpha / 2)} each"
+    else:
+        how = f"held-out: {correct} of {n} {RATE_UNITS[rate]} correct; exact two-sided binomial interval"
+    return (
+        f"With {level_percent(alpha)} confidence the {RATE_LABELS[rate]} of this classifier lies between "
+        f"{floor2(bounds.lower)} and {round_up(bounds.upper, 2)} ({how})."
+    )
+
+
+NOT_INDEPENDENT_STATEMENT = (
+    "No interval: in guarantee mode the held-out points of the guaranteed class set the intercept, so the "
+    "held-out sample is not independent of the classifier for this rate; the guarantee and the other "
+    "class's interval are the valid statements."
+)
 
 
 def guarantee_statement(g: UmbrellaIntercept, correct: int) -> str:

@@ -307,7 +307,7 @@ def demo_command(args: argparse.Namespace) -> int:
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from csvm_stats.certification import count_correct
+    from csvm_stats.certification import count_correct, level_percent
     from csvm_stats.datasets import load_dataset
     from csvm_stats.model import CSVM
 
@@ -317,7 +317,7 @@ def demo_command(args: argparse.Namespace) -> int:
         "csvm-stats demo: Wisconsin breast cancer (569 tumours, 30 features; scikit-learn's copy).\n"
         f"Goal: a linear classifier that finds at least {args.tpr_min:.0%} of the malignant tumours (the positive\n"
         "class; missing one is the costly error), as accurate on the benign ones as that allows, with a\n"
-        f"statement about its true positive rate that holds with {1 - args.alpha:.0%} confidence.\n"
+        f"statement about its true positive rate that holds with {level_percent(args.alpha)} confidence.\n"
     )
     started = time.perf_counter()
     model = CSVM.from_formula(

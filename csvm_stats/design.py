@@ -246,6 +246,25 @@ def explicit_split(samples: Mapping[str, Sequence[int]], n: int) -> SampleSplit:
     return SampleSplit(arrays["train"], arrays["anchor"], holdout)
 
 
+def column_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Means, (population) standard deviations and a constant-column mask, in any unit.
+
+    Each column is divided by its largest magnitude first, so columns in units
+    of 1e300 or 1e-300 neither overflow nor underflow. A column is constant
+    when its variance is within the rounding error of computing it,
+    :math:`\hat\sigma^2 \le n\epsilon\hat\sigma^2 + (n\epsilonar x)^2` on the
+    rescaled column (scikit-learn's ``StandardScaler`` rule): a relative
+    criterion, so a column measured in units of 1e-13 is not constant.
+    """
+    magnitude = np.max(np.abs(X), axis=0) if X.shape[0] else np.ones(X.shape[1])
+    magnitude = np.where(magnitude > 0, magnitude, 1.0)
+    Z = X / magnitude
+    mean, var = Z.mean(axis=0), Z.var(axis=0)
+    n, eps = X.shape[0], np.finfo(np.float64).eps
+    constant = var <= n * eps * var + (n * mean * eps) ** 2
+    return mean * magnitude, np.sqrt(var) * magnitude, constant
+
+
 @dataclass(frozen=True)
 class Standardizer:
     """Column centring and scaling ``(x - mean) / scale``; constant columns keep scale 1."""
@@ -255,11 +274,9 @@ class Standardizer:
 
     @classmethod
     def fit(cls, X: np.ndarray) -> Standardizer:
-        """Means and (population) standard deviations of the columns of ``X``."""
-        mean = X.mean(axis=0)
-        scale = X.std(axis=0)
-        scale = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(mean)), scale, 1.0)
-        return cls(mean, scale)
+        """Means and (population) standard deviations of the columns of ``X`` (:func:`column_moments`)."""
+        mean, sd, constant = column_moments(X)
+        return cls(mean, np.where(constant, 1.0, sd))
 
     @classmethod
     def identity(cls, p: int) -> Standardizer:

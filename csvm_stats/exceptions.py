@@ -38,3 +38,7 @@ class LicenseLimitError(SolverError):
 
 class FormulaError(DataError):
     """A formula that is not in the grammar of :mod:`csvm_stats.formula_grammar` or names absent columns."""
+
+
+class DegenerateRuleWarning(UserWarning):
+    """The fitted rule is constant (w numerically zero, or one label for every anchor or held-out point)."""

@@ -20,6 +20,7 @@ guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -42,12 +43,13 @@ from csvm_stats.design import (
     SampleSplit,
     Standardizer,
     check_fractions,
+    column_moments,
     encode_labels,
     explicit_split,
     split_samples,
 )
 from csvm_stats.engine import fit_csvm
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, DegenerateRuleWarning
 from csvm_stats.fitstate import FittedState, resolve_seed
 from csvm_stats.formula import FormulaDesign, build_design
 from csvm_stats.results import CSVMResults
@@ -322,6 +324,12 @@ class CSVM:
         X = self.exog.to_numpy()
         y = self.y
         fit_rows = np.concatenate([split.train, split.anchor])
+        if column_moments(X[fit_rows])[2].all():
+            raise DataError(
+                f"Every predictor column ({', '.join(self.exog_names[:5])}{', ...' if X.shape[1] > 5 else ''}) is "
+                "constant on the training and anchor samples, so no rule can use them: a fit would call every "
+                "point one class. Check the data (filtering, units, a column read as the wrong one)."
+            )
         scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
         Xs = scaler.transform(X)
         y_anchor = y[split.anchor]
@@ -362,8 +370,12 @@ class CSVM:
         if self.sparse:
             from csvm_stats.sparse_results import SparseCSVMResults
 
-            return SparseCSVMResults(state)
-        return CSVMResults(state)
+            results: CSVMResults = SparseCSVMResults(state)
+        else:
+            results = CSVMResults(state)
+        for message in results.degenerate:
+            warnings.warn(message, DegenerateRuleWarning, stacklevel=2)
+        return results
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"

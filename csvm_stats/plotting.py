@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.bounds import clopper_pearson_lower
+from csvm_stats.certification import level_percent, round_down
 from csvm_stats.exceptions import DataError
 
 if TYPE_CHECKING:
@@ -161,7 +162,8 @@ class ConstrainedROCDisplay:
                     label=f"threshold 0, {point.sample}: FPR {point.fpr:.3f}, TPR {point.tpr:.3f}")
             if point.sample == "holdout":
                 ax.errorbar(point.fpr, point.tpr, yerr=[[point.tpr - point.tpr_lower], [0]], color=color, capsize=4,
-                            lw=1.2, label=f"held-out TPR >= {point.tpr_lower:.3f} ({1 - self.alpha:.0%} lower bound)")
+                            lw=1.2, label=f"held-out TPR >= {round_down(point.tpr_lower, 3)} "
+                            f"({level_percent(self.alpha)} lower bound)")
         ax.plot([0, 1], [0, 1], color="0.7", lw=0.8, ls=":")
         ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="false positive rate (1 - TNR)",
                ylabel="true positive rate", title=f"{self.name}: ROC and constrained region")
@@ -259,7 +261,7 @@ class TradeoffDisplay:
         ax.plot(t["target"], t["other_anchor"], "o--", color="tab:blue", alpha=0.5, mfc="white", label=f"{oth}, anchor")
         ax.plot(t["target"], t["required_heldout"], "s-", color="tab:green", label=f"{req}, held-out")
         ax.plot(t["target"], t["required_lower"], "v:", color="tab:green",
-                label=f"{req}, held-out lower {1 - self.alpha:.0%} bound")
+                label=f"{req}, held-out lower {level_percent(self.alpha)} bound")
         lo = float(np.nanmin(t[["target", "other_heldout", "required_lower"]].to_numpy()))
         ax.plot([lo, 1], [lo, 1], color="0.6", lw=0.8, ls=":", label=f"{req} = required")
         ax.set(xlabel=f"required {RATE_AXIS[self.rate]}", ylabel="rate",

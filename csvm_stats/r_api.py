@@ -84,6 +84,7 @@ RATE_COLUMNS = (
     "heldout_correct",
     "heldout_rate",
     "lower",
+    "upper",
     "joint_lower",
     "method",
     "certified",

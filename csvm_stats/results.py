@@ -26,15 +26,24 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.certification import (
+    ALL_RATES,
+    NO_HOLDOUT,
     NO_HOLDOUT_STATEMENT,
+    NOT_INDEPENDENT,
+    NOT_INDEPENDENT_STATEMENT,
+    ONE_SIDED,
     ORDER_STATISTIC,
     RATE_LABELS,
+    RateBounds,
+    balanced_bounds,
     count_correct,
     floor2,
     guarantee_statement,
-    heldout_bound,
+    interval_statement,
     level_percent,
+    one_sided_bounds,
     statement,
+    two_sided_bounds,
 )
 from csvm_stats.ebb import EBB
 from csvm_stats.fitstate import FittedState
@@ -45,6 +54,18 @@ from csvm_stats.summary import Summary, build_summary
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
 SUPPORT_TOL = 1e-6
+#: w counts as numerically zero when max |w'phi(x)| <= ZERO_RULE_RTOL * max(1, |b|) (:attr:`CSVMResults.degenerate`).
+ZERO_RULE_RTOL = 1e-6
+
+
+def _counts(sample: str, rate: str, counts: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """``<sample>_n``, ``<sample>_correct`` and ``<sample>_rate`` of one rate (balanced accuracy: no count)."""
+    if rate == "bacc":
+        (n_pos, k_pos), (n_neg, k_neg) = counts["tpr"], counts["tnr"]
+        value = (k_pos / n_pos + k_neg / n_neg) / 2 if n_pos and n_neg else np.nan
+        return {f"{sample}_n": n_pos + n_neg, f"{sample}_correct": pd.NA, f"{sample}_rate": value}
+    n, k = counts[rate]
+    return {f"{sample}_n": n, f"{sample}_correct": k, f"{sample}_rate": k / n if n else np.nan}
 
 
 class CSVMResults:
@@ -223,77 +244,102 @@ class CSVMResults:
             }
         return pd.DataFrame.from_dict(rows, orient="index")
 
+    @cached_property
+    def heldout_confusion(self) -> pd.DataFrame:
+        """The held-out confusion matrix: rows the true class, columns the predicted class (labels as given)."""
+        c = self.confusion.loc["holdout"]
+        pos, neg = repr(self.model.coding.positive), repr(self.model.coding.negative)
+        return pd.DataFrame(
+            {f"predicted {pos}": [c["tp"], c["fp"]], f"predicted {neg}": [c["fn"], c["tn"]]},
+            index=[f"true {pos}", f"true {neg}"],
+        )
+
     @property
     def reported_rates(self) -> tuple[str, ...]:
-        """The constrained rates, or all three when no rate is constrained."""
+        """The rates of the one-sided (and joint) statements: the constrained ones, or all three if none is."""
         return tuple(r for r in RATES if r in self.model.targets) or RATES
+
+    def _bounds(self, rate: str, heldout: dict[str, tuple[int, int]]) -> RateBounds:
+        """What is claimed about ``rate`` from the held-out counts (see :attr:`rates`)."""
+        alpha, umbrella = self.model.alpha, self.umbrella
+        if umbrella is not None and umbrella.rate == rate:
+            return RateBounds(umbrella.target, np.nan, umbrella.target, ORDER_STATISTIC)
+        if umbrella is not None and rate in ("acc", "bacc") and self.split.holdout.size:
+            return RateBounds(np.nan, np.nan, np.nan, NOT_INDEPENDENT)
+        if rate == "bacc":
+            return balanced_bounds(heldout["tpr"], heldout["tnr"], alpha)
+        n, k = heldout[rate]
+        if rate in self.reported_rates:
+            bounds = one_sided_bounds(k, n, alpha, len(self.reported_rates))
+            return bounds if umbrella is None else RateBounds(bounds.lower, np.nan, bounds.lower, bounds.method)
+        return two_sided_bounds(k, n, alpha)
 
     @cached_property
     def rates(self) -> pd.DataFrame:
-        """One row per constrained rate (all three if none): targets, anchor and held-out counts, bounds.
+        """Every rate (TPR, TNR, accuracy, balanced accuracy) on the anchor and the held-out sample.
 
         Columns: ``target`` p0; ``adjusted`` the rate the required anchor count
         represents; ``bound`` the margin; ``required`` the anchor count;
         ``anchor_n/anchor_correct/anchor_rate`` (in-sample); ``met`` whether the
         final classifier meets the required count on the anchor sample;
-        ``heldout_n/heldout_correct/heldout_rate``; ``lower`` the separate
-        (1 - alpha) lower bound and ``joint_lower`` the Bonferroni-joint one;
-        ``method`` how the bound was obtained; ``certified`` whether
-        ``lower >= target``.
+        ``heldout_n/heldout_correct/heldout_rate`` (the balanced accuracy has
+        no count: the mean of the TPR and TNR). The rates of
+        :attr:`reported_rates` get ``lower``, the separate one-sided (1 - alpha)
+        lower bound, and ``joint_lower``, the Bonferroni-joint one; the other
+        rates get the two-sided (1 - alpha) interval ``lower``-``upper``
+        (exact Clopper-Pearson; for the balanced accuracy the mean of the TPR
+        and TNR intervals at 1 - alpha/2 each). ``method`` says which;
+        ``certified`` whether ``lower >= target``.
         """
-        alpha, y, f = self.model.alpha, self.model.y, self._fitted_decision
-        reported = self.reported_rates
+        y, f = self.model.y, self._fitted_decision
+        J, H = self.split.anchor, self.split.holdout
+        anchor = {r: count_correct(y[J], f[J], r) for r in RATES}
+        heldout = {r: count_correct(y[H], f[H], r) for r in RATES}
         table = {}
-        for rate in reported:
+        for rate in ALL_RATES:
             adj = self.adjusted.get(rate)
-            a_n, a_k = count_correct(y[self.split.anchor], f[self.split.anchor], rate)
-            h_n, h_k = count_correct(y[self.split.holdout], f[self.split.holdout], rate)
-            bound = heldout_bound(h_k, h_n, alpha, len(reported))
-            if self.umbrella is not None and self.umbrella.rate == rate:
-                method, lower, joint = ORDER_STATISTIC, self.umbrella.target, self.umbrella.target
-            elif h_n == 0:
-                method, lower, joint = "none (no held-out points)", np.nan, np.nan
-            else:
-                method, lower = "clopper-pearson", bound.lower
-                joint = bound.lower if self.umbrella is not None else bound.joint_lower
+            bounds = self._bounds(rate, heldout)
             target = self.model.targets.get(rate, np.nan)
             table[rate] = {
                 "target": target,
                 "adjusted": adj.adjusted if adj else np.nan,
                 "bound": self.model.bound if adj else "",
                 "required": adj.count if adj else pd.NA,
-                "anchor_n": a_n,
-                "anchor_correct": a_k,
-                "anchor_rate": a_k / a_n if a_n else np.nan,
-                "met": bool(a_k >= adj.count) if adj else pd.NA,
-                "heldout_n": h_n,
-                "heldout_correct": h_k,
-                "heldout_rate": bound.rate,
-                "lower": lower,
-                "joint_lower": joint,
-                "method": method,
-                "certified": bool(lower >= target) if adj and not np.isnan(lower) else pd.NA,
+                **_counts("anchor", rate, anchor),
+                "met": bool(anchor[rate][1] >= adj.count) if adj else pd.NA,
+                **_counts("heldout", rate, heldout),
+                "lower": bounds.lower,
+                "upper": bounds.upper,
+                "joint_lower": bounds.joint_lower,
+                "method": bounds.method,
+                "certified": bool(bounds.lower >= target) if adj and not np.isnan(bounds.lower) else pd.NA,
             }
         return pd.DataFrame.from_dict(table, orient="index")
 
     @cached_property
     def statements(self) -> pd.Series:
-        """One plain sentence per reported rate, each holding separately at level 1 - alpha."""
+        """One plain sentence per rate, each holding separately at level 1 - alpha."""
         alpha = self.model.alpha
         out = {}
         for rate, row in self.rates.iterrows():
-            if self.umbrella is not None and self.umbrella.rate == rate:
+            bounds = RateBounds(row["lower"], row["upper"], row["joint_lower"], row["method"])
+            if row["method"] == ORDER_STATISTIC:
                 out[rate] = guarantee_statement(self.umbrella, int(row["heldout_correct"]))
-            elif row["heldout_n"] == 0:
+            elif row["method"] == NO_HOLDOUT:
                 out[rate] = NO_HOLDOUT_STATEMENT
-            else:
+            elif row["method"] == NOT_INDEPENDENT:
+                out[rate] = NOT_INDEPENDENT_STATEMENT
+            elif row["method"] == ONE_SIDED:
                 out[rate] = statement(rate, row["lower"], row["heldout_correct"], row["heldout_n"], alpha)
+            else:
+                correct = None if pd.isna(row["heldout_correct"]) else int(row["heldout_correct"])
+                out[rate] = interval_statement(rate, bounds, correct, int(row["heldout_n"]), alpha)
         return pd.Series(out, name="statement")
 
     @cached_property
     def joint_statement(self) -> str:
-        """One sentence for all reported rates at once (Bonferroni)."""
-        rates, alpha = self.rates, self.model.alpha
+        """One sentence for all :attr:`reported_rates` at once (Bonferroni)."""
+        rates, alpha = self.rates.loc[list(self.reported_rates)], self.model.alpha
         m = len(rates)
         if self.split.holdout.size == 0:
             return NO_HOLDOUT_STATEMENT
@@ -336,9 +382,44 @@ class CSVMResults:
 
     # ------------------------------------------------------------------ warnings and summary
     @cached_property
+    def degenerate(self) -> list[str]:
+        r"""Messages if the rule is constant: w numerically zero, or one label on the anchor or held-out sample.
+
+        w is numerically zero when :math:`\max |w^\top\phi(x)|` over the
+        training and anchor rows is at most ``ZERO_RULE_RTOL`` times
+        :math:`\max(1, |b|)`: small against the SVM's margin 1 on the
+        standardised columns and against the intercept, so the sign of
+        :math:`f` is the sign of b everywhere. Each message is also a
+        :class:`~csvm_stats.exceptions.DegenerateRuleWarning` at fit time and a
+        footer line of the summary.
+        """
+        coding = self.model.coding
+        rows = np.concatenate([self.split.train, self.split.anchor])
+        spread = float(np.max(np.abs(self._fitted_scores[rows]))) if rows.size else 0.0
+        if spread <= ZERO_RULE_RTOL * max(1.0, abs(self.intercept)):
+            side = "positive" if self.intercept >= 0 else "negative"
+            label = coding.positive if self.intercept >= 0 else coding.negative
+            return [
+                f"w is numerically zero (largest |w'phi(x)| on the training and anchor samples {spread:.1e}, "
+                f"intercept {self.intercept:.4g}): this classifier calls every point {side} ({label!r}). "
+                f"Its {'true negative' if side == 'positive' else 'true positive'} rate is 0 whatever the "
+                "statements about the other rates say."
+            ]
+        messages = []
+        for name, what in (("anchor", "anchor sample J"), ("holdout", "held-out sample H")):
+            idx = self._sample(name)
+            positive = self._fitted_decision[idx] >= 0
+            if idx.size and (positive.all() or not positive.any()):
+                side, label = ("positive", coding.positive) if positive.all() else ("negative", coding.negative)
+                messages.append(
+                    f"On the {what} this classifier calls every point {side} ({label!r}, {idx.size} of {idx.size})."
+                )
+        return messages
+
+    @cached_property
     def warnings(self) -> list[str]:
         """Everything the reader of the results must know (also the summary's footer)."""
-        notes = []
+        notes = list(self.degenerate)
         for rate, adj in self.adjusted.items():
             if adj.capped:
                 notes.append(

@@ -60,3 +60,46 @@ class GaussianClasses:
             tnr = float(norm.cdf(-(coef @ self.mean(-1) + intercept) / norm_w))
         acc = self.positive_share * tpr + (1 - self.positive_share) * tnr
         return {"tpr": tpr, "tnr": tnr, "acc": acc}
+
+
+@dataclass(frozen=True)
+class BinaryClasses:
+    r"""Binary predictors, independent within each class: :math:`P(x_k = 1 \mid y = \pm 1) = p^\pm_k`.
+
+    There are only :math:`2^d` distinct points, so many points share a score
+    and a threshold set on scores has ties. The true rates of any rule are
+    exact sums over the :math:`2^d` configurations
+    (:meth:`true_rates_of`), computed with the rule's own decision values.
+    """
+
+    p_positive: tuple[float, ...] = (0.7, 0.65, 0.6, 0.55, 0.55)
+    p_negative: tuple[float, ...] = (0.35, 0.4, 0.45, 0.5, 0.45)
+    positive_share: float = 0.5
+
+    @property
+    def dim(self) -> int:
+        return len(self.p_positive)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` points with exactly ``round(n * positive_share)`` positives: (X in {0, 1}, y in {-1, +1})."""
+        n_pos = int(round(n * self.positive_share))
+        y = np.r_[np.ones(n_pos), -np.ones(n - n_pos)]
+        p = np.where(y[:, None] > 0, np.asarray(self.p_positive), np.asarray(self.p_negative))
+        return (rng.random((n, self.dim)) < p).astype(float), y
+
+    def configurations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All :math:`2^d` points and their probabilities in each class: (X, P(x | +), P(x | -))."""
+        X = ((np.arange(2**self.dim)[:, None] >> np.arange(self.dim)) & 1).astype(float)
+
+        def prob(p: tuple[float, ...]) -> np.ndarray:
+            q = np.asarray(p)
+            return np.prod(np.where(X > 0, q, 1 - q), axis=1)
+
+        return X, prob(self.p_positive), prob(self.p_negative)
+
+    def true_rates_of(self, decision: np.ndarray) -> dict[str, float]:
+        """True TPR, TNR and accuracy of a rule from its decision values on :meth:`configurations`."""
+        _, p_pos, p_neg = self.configurations()
+        positive = decision >= 0
+        tpr, tnr = float(p_pos[positive].sum()), float(p_neg[~positive].sum())
+        return {"tpr": tpr, "tnr": tnr, "acc": self.positive_share * tpr + (1 - self.positive_share) * tnr}

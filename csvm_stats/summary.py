@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib import summary2
 
-from csvm_stats.certification import ORDER_STATISTIC, RATE_LABELS, RATE_UNITS, level_percent, round_down
+from csvm_stats.certification import (
+    ORDER_STATISTIC,
+    RATE_LABELS,
+    RATE_UNITS,
+    level_percent,
+    round_down,
+    round_up,
+)
 from csvm_stats.design import SampleSplit
 from csvm_stats.engine import CSVMFit
 from csvm_stats.fitstate import ModelSpec
@@ -228,6 +235,10 @@ class SummarySource(Protocol):
     @property
     def rates(self) -> pd.DataFrame: ...
     @property
+    def reported_rates(self) -> tuple[str, ...]: ...
+    @property
+    def heldout_confusion(self) -> pd.DataFrame: ...
+    @property
     def statements(self) -> pd.Series: ...
     @property
     def joint_statement(self) -> str: ...
@@ -308,27 +319,42 @@ def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
     return _key_values(pairs)
 
 
-def _bound_text(value: float, method: str) -> str:
-    """A lower bound rounded down to 3 decimals; an order-statistic guarantee's target as given."""
-    if method == ORDER_STATISTIC:
+def _bound_text(value: float, method: str, *, upper: bool = False) -> str:
+    """A bound to 3 decimals, rounded outwards (lower down, upper up); a guarantee's target as given."""
+    if method == ORDER_STATISTIC and not upper:
         return repr(float(value))
-    return "" if np.isnan(value) else round_down(value, 3)
+    if np.isnan(value):
+        return ""
+    return round_up(value, 3) if upper else round_down(value, 3)
+
+
+def _observed(r: pd.Series, sample: str) -> str:
+    n, correct, rate = r[f"{sample}_n"], r[f"{sample}_correct"], r[f"{sample}_rate"]
+    if n == 0 or np.isnan(rate):
+        return ""
+    return f"{rate:.3f}" if correct is pd.NA else f"{correct}/{n} = {rate:.3f}"
 
 
 def _rate_table(res: SummarySource) -> pd.DataFrame:
+    level = level_percent(res.model.alpha)
     rows = {}
     for rate, r in res.rates.iterrows():
         rows[rate.upper()] = {
             "target": _fmt(r["target"], 3),
             "required": "" if r["required"] is pd.NA else f"{r['required']}/{r['anchor_n']} ({r['adjusted']:.3f})",
-            "anchor (in-sample)": f"{r['anchor_correct']}/{r['anchor_n']} = {r['anchor_rate']:.3f}",
+            "anchor (in-sample)": _observed(r, "anchor"),
             "met": _fmt(r["met"]),
-            "held-out": "" if r["heldout_n"] == 0 else f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}",
-            f"lower {level_percent(res.model.alpha)}": _bound_text(r["lower"], r["method"]),
+            "held-out": _observed(r, "heldout"),
+            f"lower {level}": _bound_text(r["lower"], r["method"]),
+            f"upper {level}": _bound_text(r["upper"], r["method"], upper=True),
             "joint lower": _bound_text(r["joint_lower"], r["method"]),
             "method": r["method"],
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _confusion_table(res: SummarySource) -> pd.DataFrame:
+    return res.heldout_confusion.astype(str)
 
 
 def _coefficient_table(res: SummarySource) -> pd.DataFrame:
@@ -352,8 +378,10 @@ def build_summary(
     summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
     summary.add_df(_solver_table(res, timing), header=False, align="l", caption="Solver")
     summary.add_df(_rate_table(res), caption="Rates (anchor = in-sample, held-out = certification sample)")
+    if res.split.holdout.size:
+        summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class)")
     statements = {str(rate).upper(): str(text) for rate, text in res.statements.items()}
-    if len(statements) > 1:
+    if len(res.reported_rates) > 1:
         statements["Joint"] = res.joint_statement
     summary.add_paragraphs("Confidence statements", statements)
     if coefficients is not None:
@@ -362,10 +390,14 @@ def build_summary(
         summary.add_df(_coefficient_table(res), caption="Coefficients (decision f(x) >= 0 means positive)")
     else:
         summary.add_df(_key_values(res.support.to_dict()), header=False, align="l", caption="Kernel solution")
-    if len(res.rates) > 1 and res.split.holdout.size:
+    if res.split.holdout.size:
+        joint = " and ".join(RATE_LABELS[r] for r in res.reported_rates)
         summary.add_text(
-            f"Each confidence statement holds separately at {level_percent(res.model.alpha)}; "
-            "for a statement about all rates at once use the joint one."
+            f"Each confidence statement holds separately at {level_percent(res.model.alpha)} (the intervals are "
+            f"two-sided); the joint statement covers the {joint} at once."
+            if len(res.reported_rates) > 1
+            else f"Each confidence statement holds separately at {level_percent(res.model.alpha)} (the intervals "
+            "are two-sided); for several at once use a Bonferroni level."
         )
     summary.add_text(
         "The anchor-sample rates are in-sample: the hyperplane was chosen to satisfy them, so the margin "

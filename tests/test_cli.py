@@ -88,7 +88,8 @@ def test_fit_writes_json_and_html(files, capsys):
     code, _, err = _run(["fit", files["train"], "-f", FORMULA, "--tnr-min", "0.8", "--format", "json", "-o", json_file], capsys)
     assert code == EXIT_OK, err
     report = json.loads(json_file.read_text())
-    assert set(report["rates"]) == {"tnr"} and report["solver"]["status"] == "optimal"
+    assert set(report["rates"]) == {"tpr", "tnr", "acc", "bacc"} and report["solver"]["status"] == "optimal"
+    assert report["rates"]["tnr"]["method"] == "clopper-pearson" and report["rates"]["tpr"]["upper"] is not None
     n_negative = int((pd.read_csv(files["train"])["y"] == "neg").sum())
     assert report["rates"]["tnr"]["heldout_n"] == pytest.approx(n_negative / 4, abs=1)
     code, _, err = _run(["fit", files["train"], "-f", FORMULA, "--format", "html", "-o", html_file], capsys)

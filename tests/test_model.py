@@ -178,16 +178,81 @@ def test_two_constraints_give_separate_and_joint_statements(frame):
     model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.6, tnr_min=0.6, bound="none")
     res = model.fit(random_state=0, **FAST)
     rates = res.rates
-    assert list(rates.index) == ["tpr", "tnr"]
-    assert (rates["joint_lower"] < rates["lower"]).all()
+    assert list(rates.index) == ["tpr", "tnr", "acc", "bacc"] and res.reported_rates == ("tpr", "tnr")
+    constrained = rates.loc[["tpr", "tnr"]]
+    assert (constrained["joint_lower"] < constrained["lower"]).all() and constrained["upper"].isna().all()
+    assert (rates.loc[["acc", "bacc"], "method"] == ["clopper-pearson 2-sided", "mean of TPR, TNR"]).all()
     assert "Bonferroni" in res.joint_statement and "jointly" in res.joint_statement
     assert "separately" in res.summary(timing=False).as_text()
 
 
 def test_no_constraint_reports_all_three_rates(frame):
     res = CSVM.from_formula("status ~ x1 + x2", frame).fit(random_state=0, **FAST)
-    assert list(res.rates.index) == ["tpr", "tnr", "acc"]
+    assert list(res.rates.index) == ["tpr", "tnr", "acc", "bacc"] and res.reported_rates == ("tpr", "tnr", "acc")
     assert res.rates["target"].isna().all() and res.rates["lower"].notna().all()
+
+
+def test_every_rate_is_reported_with_an_exact_interval(fitted):
+    """TPR is constrained (one-sided bound); TNR, accuracy and balanced accuracy get two-sided intervals."""
+    from scipy import stats
+
+    rates, alpha = fitted.rates, fitted.model.alpha
+    assert list(rates.index) == ["tpr", "tnr", "acc", "bacc"]
+    tnr = rates.loc["tnr"]
+    k, n = int(tnr["heldout_correct"]), int(tnr["heldout_n"])
+    assert tnr["method"] == "clopper-pearson 2-sided" and np.isnan(tnr["joint_lower"])
+    assert tnr["lower"] == pytest.approx(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    assert tnr["upper"] == pytest.approx(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    bacc = rates.loc["bacc"]
+    assert bacc["heldout_rate"] == pytest.approx((rates.loc["tpr", "heldout_rate"] + tnr["heldout_rate"]) / 2)
+    assert bacc["lower"] < bacc["heldout_rate"] < bacc["upper"]
+    c = fitted.heldout_confusion.to_numpy()
+    assert c.sum() == fitted.split.holdout.size
+    assert c[0, 0] == rates.loc["tpr", "heldout_correct"] and c[1, 1] == k
+    text = fitted.summary(timing=False).as_text()
+    for label in ("TPR", "TNR", "ACC", "BACC"):
+        assert re.search(rf"^{label} ", text, flags=re.MULTILINE)
+    assert "Held-out confusion matrix" in text and "lies between" in fitted.statements["tnr"]
+
+
+def test_a_constant_rule_is_flagged(frame):
+    """An intercept that dominates (w numerically 0) and a rule constant on H both warn and get a footer line."""
+    import dataclasses
+
+    from csvm_stats.exceptions import DegenerateRuleWarning
+    from csvm_stats.results import CSVMResults
+
+    res = CSVM.from_formula("status ~ . - id", frame, tpr_min=0.8, bound="binomial").fit(random_state=1, **FAST)
+    assert res.degenerate == []
+    flat = dataclasses.replace(res.engine_fit, coef=res.engine_fit.coef * 1e-9, intercept=1.0)
+    zero = CSVMResults(dataclasses.replace(res.state, engine_fit=flat))
+    assert len(zero.degenerate) == 1 and "calls every point positive ('sick')" in zero.degenerate[0]
+    assert "this classifier calls every point positive" in " ".join(zero.summary(timing=False).as_text().split())
+    assert zero.rates.loc["tnr", "heldout_correct"] == 0
+    shifted = dataclasses.replace(res.engine_fit, intercept=-1e3)  # w not zero, but every point negative
+    negative = CSVMResults(dataclasses.replace(res.state, engine_fit=shifted))
+    assert [m.split(" this")[0] for m in negative.degenerate] == ["On the anchor sample J", "On the held-out sample H"]
+    assert all("calls every point negative ('healthy'" in m for m in negative.degenerate)
+    data = frame.assign(x1=1.0, x2=1.0)
+    model = CSVM.from_formula("status ~ x1 + x2", data, tpr_min=0.8, bound="binomial")
+    with pytest.raises(DataError, match="Every predictor column .* is constant"):
+        model.fit(random_state=1, **FAST)
+    # a real case: all 18 anchor positives required (capped binomial margin); the optimum is w = 0, b = 1
+    capped = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial")
+    with pytest.warns(DegenerateRuleWarning, match="w is numerically zero .* calls every point positive"):
+        real = capped.fit(random_state=1, **FAST)
+    assert real.rates.loc["tnr", "heldout_correct"] == 0 and "calls every point positive" in real.warnings[0]
+
+
+def test_tiny_units_are_not_constant(frame):
+    """Features in units of 1e-13 (or 1e300) give the same rule as in units of 1: the cut-off is relative."""
+    model = CSVM.from_formula("status ~ . - id", frame, tpr_min=0.8, bound="binomial")
+    base = model.fit(random_state=1, **FAST)
+    for unit in (1e-13, 1e-300, 1e300):
+        scaled = frame.assign(x1=frame["x1"] * unit, x2=frame["x2"] * unit)
+        res = CSVM.from_formula("status ~ . - id", scaled, tpr_min=0.8, bound="binomial").fit(random_state=1, **FAST)
+        np.testing.assert_allclose(res.params_standardized, base.params_standardized, rtol=1e-4, atol=1e-6)
+        assert res.degenerate == []
 
 
 def test_empty_holdout_says_no_statement(frame):

@@ -12,7 +12,7 @@ from csvm_stats import solvers
 from csvm_stats.engine import fit_csvm
 from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.engine import fit_multiclass_csvm
-from csvm_stats.multiclass.problem import build_multiclass_primal
+from csvm_stats.multiclass.problem import build_multiclass_primal, multiclass_scale
 from csvm_stats.multiclass.warmstart import class_margins, multiclass_start
 from csvm_stats.solvers import SolverOptions, Status
 
@@ -157,10 +157,14 @@ def test_warm_start_meets_the_counts():
     anchor = np.flatnonzero(y_j == 1)
     start = multiclass_start(X_i, y_i, X_j, y_j, 3, C=1.0, weight=np.ones(50), min_counts=counts, anchor_index=anchor)
     assert start is not None and start.z.sum() == counts[1]
+    scale = multiclass_scale(3, 2, start.objective)
+    x0 = np.r_[scale * start.W.ravel(), start.b, start.xi, start.z]
     problem = build_multiclass_primal(X_i, y_i, X_j, y_j, 3, C=1.0, min_counts=counts, big_m=None,
-                                      sample_weight=np.ones(50), start=start.vector(), upper=start.objective)
-    assert problem.miqp.max_violation(start.vector()) <= 1e-7
-    assert problem.miqp.objective(start.vector()) == pytest.approx(start.objective)
+                                      sample_weight=np.ones(50), start=x0, upper=start.objective)
+    assert problem.scale == scale
+    assert problem.miqp.max_violation(x0) <= 1e-7
+    assert problem.miqp.objective(x0) == pytest.approx(start.objective)
+    np.testing.assert_allclose(problem.read(x0)[0], start.W)
 
 
 def test_bad_inputs_are_named():

@@ -169,3 +169,13 @@ def test_guarantee_shift_is_valid_jointly_by_simulation():
     assert refusals < reps / 10
     # at most alpha in expectation; 400 runs: allow three binomial standard deviations
     assert failures / reps <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_gaussian_recalls_match_monte_carlo():
+    from csvm_stats.multiclass.simulation import GaussianMulticlass
+
+    truth = GaussianMulticlass(np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.8]]))
+    W, b = np.array([[-1.0, -0.5], [1.2, -0.4], [0.1, 1.1]]), np.array([0.3, -0.6, 0.0])
+    X, y = truth.sample(100_000, np.random.default_rng(0))
+    empirical = np.bincount(y[argmax_rule(X @ W.T + b) == y], minlength=3) / 100_000
+    np.testing.assert_allclose(truth.true_recalls(W, b), empirical, atol=0.006)  # > 3 Monte Carlo SDs

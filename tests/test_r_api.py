@@ -66,7 +66,7 @@ def test_export_is_plain_and_matches_the_results(results, exported):
     np.testing.assert_array_equal(exported["coef"], results.params.to_numpy()[:-1])
     assert exported["intercept"] == results.params["Intercept"]
     assert (exported["positive"], exported["negative"]) == ("yes", "no")
-    assert list(exported["rate_names"]) == ["tpr"]
+    assert list(exported["rate_names"]) == ["tpr", "tnr", "acc", "bacc"]
     rates = exported["rates"]
     assert set(rates) == set(r_api.RATE_COLUMNS)
     assert rates["heldout_correct"][0] == results.rates.loc["tpr", "heldout_correct"]

@@ -41,10 +41,10 @@ def test_save_rds_reads_back_with_the_same_values(results, tmp_path):
     assert back["intercept"].iloc[0] == exported["intercept"]
     assert back["coef_names"].tolist() == ["a", "b"]
     assert back["summary_text"].iloc[0] == exported["summary_text"]
-    assert list(back["rates"].index) == ["tpr"]
+    assert list(back["rates"].index) == ["tpr", "tnr", "acc", "bacc"]
     assert back["rates"]["met"].dtype == "boolean"
     assert bool(back["rates"]["met"].iloc[0]) == bool(results.rates.loc["tpr", "met"])
-    assert back["statements"].index.tolist() == ["tpr"]
+    assert back["statements"].index.tolist() == ["tpr", "tnr", "acc", "bacc"]
     assert back["solver"]["status"].iloc[0] == results.solver.status.value
 
 

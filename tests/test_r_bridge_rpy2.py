@@ -146,7 +146,7 @@ def test_to_r_gives_a_csvm_fit_object_in_r(results):
     np.testing.assert_array_equal(list(element["coef"]), results.params.to_numpy()[:-1])
     rates = element["rates"]
     assert list(r_call("class", rates)) == ["data.frame"]
-    assert list(r_call("rownames", rates)) == ["tpr"]
+    assert list(r_call("rownames", rates)) == ["tpr", "tnr", "acc", "bacc"]
     met = dict(zip(rates.names, rates, strict=True))["met"]
     assert list(r_call("typeof", met)) == ["logical"]
     assert str(element["summary_text"][0]) == r_api.export(results)["summary_text"]

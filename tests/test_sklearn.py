@@ -68,7 +68,7 @@ def test_positive_class_is_second_label_and_tpr_is_met_on_anchor(small_wisconsin
     clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=1, time_limit=30).fit(X, labels)
     assert list(clf.classes_) == ["benign", "malignant"]
     rates = clf.results_.rates
-    assert rates.index.tolist() == ["tpr"]
+    assert rates.index.tolist() == ["tpr", "tnr", "acc", "bacc"]
     assert bool(rates.loc["tpr", "met"])
     anchor = clf.results_.split.anchor
     is_positive = labels[anchor] == "malignant"

@@ -79,7 +79,7 @@ def test_summary_is_a_statsmodels_summary():
     assert isinstance(summary, StatsmodelsSummary)
     assert all(isinstance(t, pd.DataFrame) for t in summary.tables)
     assert len(summary.settings) == len(summary.tables)
-    assert summary.extra_txt and summary.extra_txt[0].startswith("The anchor-sample rates")
+    assert any(note.startswith("The anchor-sample rates") for note in summary.extra_txt)
     summary.add_dict({"extra key": 1.5})  # statsmodels' own method on our summary
     assert re.search(r"^extra key\s+1\.5000$", summary.as_text(), flags=re.MULTILINE)
     assert "extra key" in summary.as_html() and "extra key" in summary.as_latex()

@@ -19,7 +19,7 @@ import numpy as np
 from csvm_stats.engine import DEFAULT_BIG_M, _as_matrix
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
-from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor
+from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor, multiclass_scale
 from csvm_stats.multiclass.warmstart import MulticlassStart, multiclass_start
 from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
 
@@ -137,7 +137,7 @@ def fit_multiclass_csvm(
     if start is None:
         problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
     else:
-        x0 = start.vector()
+        x0 = np.r_[multiclass_scale(K, phi.shape[1], start.objective) * start.W.ravel(), start.b, start.xi, start.z]
         problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, start=x0, upper=start.objective, **build)
         if problem.miqp.max_violation(x0) > 1e-6 * max(1.0, start.objective):
             # the user's M is smaller than the start needs: solve without the start

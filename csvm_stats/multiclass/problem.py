@@ -64,11 +64,12 @@ class MulticlassProblem:
     anchor_index: np.ndarray
     big_m: np.ndarray
     exact: bool
+    scale: float = 1.0
 
     def read(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(W (K, r), b (K,), z)`` from a solution vector (z on :attr:`anchor_index`)."""
         blocks = self.miqp.blocks
-        W = x[blocks["w"]].reshape(self.n_classes, self.n_features)
+        W = x[blocks["w"]].reshape(self.n_classes, self.n_features) / self.scale
         return W, x[blocks["b"]].copy(), x[blocks["z"]].copy()
 
 
@@ -138,6 +139,13 @@ def difference_bounds(
     return DifferenceBounds(U, radius, offset_lo)
 
 
+def multiclass_scale(n_classes: int, n_features: int, upper: float | None) -> float:
+    """The factor s of the w block: ``sqrt(K r / U)`` (1 without a finite positive U)."""
+    if upper is None or not np.isfinite(upper) or upper <= 0:
+        return 1.0
+    return float(np.sqrt(n_classes * n_features / upper))
+
+
 def build_multiclass_primal(
     phi_train: np.ndarray,
     y_train: np.ndarray,
@@ -157,10 +165,16 @@ def build_multiclass_primal(
     Labels are class positions ``0..K-1``; ``min_counts`` maps a class to its
     required anchor count. ``upper`` (the objective of ``start``) enables the
     proven big-M constants; ``big_m`` caps them (``None``: proven constants
-    only, indicator constraints where none is known).
+    only, indicator constraints where none is known). Scaling: the w block
+    holds :math:`sW` with :math:`s` from :func:`multiclass_scale`, so that its
+    entries are of order 1 and the solvers' absolute tolerances (e.g. on the
+    epigraphs :math:`t \ge w^2`) stay small against the objective; ``start``
+    is given in these variables and :meth:`MulticlassProblem.read` undoes it.
     """
     n_i, r = phi_train.shape
     K = int(n_classes)
+    s = multiclass_scale(K, r, upper)
+    phi_train, phi_anchor = phi_train / s, phi_anchor / s  # the w block holds s * W
     y_i, y_j = y_train.astype(int), y_anchor.astype(int)
     anchor_index = constrained_anchor(y_j, min_counts)
     n_z = anchor_index.size
@@ -172,7 +186,7 @@ def build_multiclass_primal(
         "z": slice(nw + K + n_i, nw + K + n_i + n_z),
     }
     n = nw + K + n_i + n_z
-    Q = sp.diags(np.r_[np.ones(nw), np.zeros(n - nw)]).tocsr()
+    Q = sp.diags(np.r_[np.full(nw, 1.0 / s**2), np.zeros(n - nw)]).tocsr()
     c = np.zeros(n)
     c[blocks["xi"]] = C * sample_weight
     lb = np.r_[np.full(nw + K, -np.inf), np.zeros(n_i + n_z)]
@@ -187,8 +201,8 @@ def build_multiclass_primal(
     n_pairs = anchor_point.size
     proven = np.full(n_pairs, np.inf)
     if upper is not None and np.isfinite(upper):
-        bounds = difference_bounds(upper, phi_train, y_i, K, C, sample_weight)
-        lo, hi = bounds.margin_range(phi_c[anchor_point], y_c[anchor_point], anchor_rival)
+        bounds = difference_bounds(upper, s * phi_train, y_i, K, C, sample_weight)
+        lo, hi = bounds.margin_range(s * phi_c[anchor_point], y_c[anchor_point], anchor_rival)
         proven = np.maximum(1.0 - lo, 0.0)
         z_var = blocks["z"].start + np.arange(n_z)
         never = np.zeros(n_z, dtype=bool)
@@ -200,7 +214,7 @@ def build_multiclass_primal(
         b_lo = bounds.offset_lo.mean(axis=1)  # b_a = mean_c (b_a - b_c) under sum_k b_k = 0
         b_hi = -bounds.offset_lo.mean(axis=0)
         lb[blocks["b"]], ub[blocks["b"]] = b_lo, b_hi
-        w_cap = np.sqrt(bounds.upper)
+        w_cap = s * np.sqrt(bounds.upper)
         lb[blocks["w"]], ub[blocks["w"]] = -w_cap, w_cap
         ub[blocks["xi"]] = bounds.upper / (C * sample_weight)
     m = proven if big_m is None else np.minimum(float(big_m), proven)
@@ -229,4 +243,4 @@ def build_multiclass_primal(
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
         tangent_points=() if start is None else (start,),
     )
-    return MulticlassProblem(miqp, K, r, anchor_index, m, exact)
+    return MulticlassProblem(miqp, K, r, anchor_index, m, exact, s)

@@ -45,10 +45,6 @@ class MulticlassStart:
     z: np.ndarray
     objective: float
 
-    def vector(self) -> np.ndarray:
-        """The point in the variable order ``[W, b, xi, z]`` of the MIQP."""
-        return np.r_[self.W.ravel(), self.b, self.xi, self.z]
-
 
 def class_margins(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``f_{y_m}(x_m) - max_{k != y_m} f_k(x_m)`` for each row of ``scores`` (n, K)."""

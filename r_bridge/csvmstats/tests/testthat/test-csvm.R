@@ -7,7 +7,7 @@ test_that("csvm fits y ~ . with a factor column and keeps R's formula bookkeepin
   expect_equal(fit$positive, "case")
   expect_equal(fit$negative, "control")
   expect_s3_class(fit$rates, "data.frame")
-  expect_equal(rownames(fit$rates), "tpr")
+  expect_equal(rownames(fit$rates), c("tpr", "tnr", "acc", "bacc"))
   expect_type(fit$rates$met, "logical")
   expect_equal(sum(fit$samples), 240L)
   expect_true(coef(fit)[["dose"]] > 0)
@@ -68,9 +68,9 @@ test_that("the R fit gives the Python fit's coefficients and rates on the same s
   expect_equal(unname(coef(fit)), c(params[length(params)], params[-length(params)]), tolerance = 1e-5)
   rates <- python_fit$rates
   python_counts <- vapply(c("anchor_correct", "heldout_correct"), function(column) {
-    reticulate::py_to_r(rates$`__getitem__`(column)$to_numpy(dtype = "float64"))[1L]
+    as.numeric(reticulate::py_to_r(rates$`__getitem__`(column)$iloc$`__getitem__`(0L)))
   }, numeric(1L))
-  expect_equal(c(fit$rates$anchor_correct, fit$rates$heldout_correct), unname(python_counts))
+  expect_equal(c(fit$rates$anchor_correct[1L], fit$rates$heldout_correct[1L]), unname(python_counts))
 })
 
 test_that("a fit saved with saveRDS prints and predicts without its Python object", {
