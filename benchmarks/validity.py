@@ -38,6 +38,7 @@ shows both tables.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 import warnings
 from pathlib import Path
@@ -112,7 +113,7 @@ def one_repetition(
 
 
 def one_binary_repetition(
-    n: int, dim: int, p0: float, alpha: float, bound: str, seed: int, solver: str = "auto"
+    n: int, dim: int, p0: float, alpha: float, bound: str, seed: int, solver: str = "auto", time_limit: float = 60.0
 ) -> dict[str, float]:
     """Binary predictors: fit once; did each statement fail (true rate of the deployed rule below the claim)?"""
     population = BinaryClasses()
@@ -120,7 +121,7 @@ def one_binary_repetition(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = CSVM(y, X, tpr_min=p0, alpha=alpha, bound=bound).fit(
-            random_state=seed, solver=solver, time_limit=60, threads=1
+            random_state=seed, solver=solver, time_limit=time_limit, threads=1
         )
     fit, holdout = res.engine_fit, res.split.holdout
     configs, _, _ = population.configurations()
@@ -155,24 +156,39 @@ def _statement_row(frame: pd.DataFrame, setting: tuple, name: str, reps: int, tr
     }
 
 
-def run_binary(reps: int, n_jobs: int, out: Path, seed0: int = 20261201) -> pd.DataFrame:
-    """The binary-predictor settings; one row per (setting, statement), written to ``validity_binary.csv``."""
+def run_binary(
+    reps: int, n_jobs: int, out: Path, seed0: int = 20261201, *, time_limit: float = 60.0, budget: float = math.inf,
+    batch: int = 20,
+) -> pd.DataFrame:
+    """The binary-predictor settings; one row per (setting, statement), written to ``validity_binary.csv``.
+
+    Repetitions run in batches and the file is rewritten after each one, with
+    the number of repetitions actually done; a setting stops early when the
+    wall-clock ``budget`` (seconds, for the whole run) is used up.
+    """
     rows: list[dict] = []
+    start_all = time.perf_counter()
     for setting in BINARY_SETTINGS:
         start = time.perf_counter()
-        frame = pd.DataFrame(
-            Parallel(n_jobs=n_jobs)(delayed(one_binary_repetition)(*setting, seed0 + k) for k in range(reps))
-        )
-        for name in BINARY_STATEMENTS:
-            rate = "tnr" if "TNR" in name else "tpr"
-            suffix = ", old rule" if "old rule" in name else ""
-            column = f"true_{rate}_guarantee{suffix}" if name.startswith("guarantee") else f"true_{rate}"
-            truth = (column, "true_tnr") if rate == "tpr" else ("true_tpr", column)
-            rows.append(_statement_row(frame, setting, name, reps, truth))
-        print(f"binary {setting}: {reps} fits in {time.perf_counter() - start:.0f} s", flush=True)
-        out.mkdir(exist_ok=True)
-        pd.DataFrame(rows).to_csv(out / "validity_binary.csv", index=False)
-        write(pd.read_csv(out / "validity.csv"), out)
+        done: list[dict] = []
+        while len(done) < reps and time.perf_counter() - start_all < budget:
+            seeds = range(seed0 + len(done), seed0 + min(reps, len(done) + batch))
+            done += Parallel(n_jobs=n_jobs)(
+                delayed(one_binary_repetition)(*setting, seed, time_limit=time_limit) for seed in seeds
+            )
+            frame = pd.DataFrame(done)
+            current = []
+            for name in BINARY_STATEMENTS:
+                rate = "tnr" if "TNR" in name else "tpr"
+                suffix = ", old rule" if "old rule" in name else ""
+                column = f"true_{rate}_guarantee{suffix}" if name.startswith("guarantee") else f"true_{rate}"
+                truth = (column, "true_tnr") if rate == "tpr" else ("true_tpr", column)
+                current.append(_statement_row(frame, setting, name, len(done), truth))
+            out.mkdir(exist_ok=True)
+            pd.DataFrame(rows + current).to_csv(out / "validity_binary.csv", index=False)
+            write(pd.read_csv(out / "validity.csv"), out)
+            print(f"binary {setting}: {len(done)} fits in {time.perf_counter() - start:.0f} s", flush=True)
+        rows += current if done else []
     return pd.DataFrame(rows)
 
 
@@ -258,10 +274,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--resume", action="store_true", help="run only the settings missing from the results file")
     parser.add_argument("--binary", action="store_true", help="run the binary-predictor settings (ties)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="solver time limit per fit (binary settings)")
+    parser.add_argument("--budget", type=float, default=math.inf, help="wall seconds for the binary run")
     args = parser.parse_args()
     out = Path(__file__).resolve().parent / "results"
     if args.binary:
-        table = run_binary(args.reps, args.jobs, out)
+        table = run_binary(args.reps, args.jobs, out, time_limit=args.time_limit, budget=args.budget)
     else:
         table = run(args.reps, args.jobs, out, resume=args.resume)
     print(to_markdown(table))

@@ -238,8 +238,9 @@ def test_a_constant_rule_is_flagged(frame):
     with pytest.raises(DataError, match="Every predictor column .* is constant"):
         model.fit(random_state=1, **FAST)
     # a real case: all 18 anchor positives required (capped binomial margin); the optimum is w = 0, b = 1
+    # (up to the backend's tolerances: flagged as w numerically zero or as constant on J and H)
     capped = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial")
-    with pytest.warns(DegenerateRuleWarning, match="w is numerically zero .* calls every point positive"):
+    with pytest.warns(DegenerateRuleWarning, match="calls every point positive"):
         real = capped.fit(random_state=1, **FAST)
     assert real.rates.loc["tnr", "heldout_correct"] == 0 and "calls every point positive" in real.warnings[0]
 

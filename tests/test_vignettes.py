@@ -26,7 +26,9 @@ def _renderer():
 
 render = _renderer()
 #: Figures each vignette draws at reduced size.
-EXPECTED_FIGURES = {"01_getting_started": 2, "02_probabilities": 5, "03_srbct_from_r": 1, "05_multiclass": 2}
+EXPECTED_FIGURES = {
+    "01_getting_started": 2, "02_probabilities": 5, "03_srbct_from_r": 1, "04_sparse_srbct": 2, "05_multiclass": 2,
+}
 
 
 def test_every_vignette_is_listed():
@@ -35,7 +37,7 @@ def test_every_vignette_is_listed():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FIGURES))
 def test_vignette_executes_and_renders(name, tmp_path):
-    if name == "03_srbct_from_r" and not SRBCT.is_file():
+    if name in ("03_srbct_from_r", "04_sparse_srbct") and not SRBCT.is_file():
         pytest.skip(f"SRBCT.rda is absent ({SRBCT}); set CSVM_SRBCT_PATH to run this vignette")
     if name == "05_multiclass" and not all((REPO.parent / "shared" / "data" / d).is_dir() for d in ("srbct", "car")):
         pytest.skip("../shared/data (SRBCT and car) is absent; the multiclass vignette reads both from there")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from csvm_stats.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
-from csvm_stats.certification import floor2, ordinal
+from csvm_stats.certification import floor2, level_percent, ordinal
 from csvm_stats.exceptions import DataError
 
 TIE_NUDGE = 1e-9
@@ -169,9 +169,9 @@ def guarantee_shift(
 
 def recall_statement(name: str, lower: float, correct: int, n: int, alpha: float, *, joint_of: int = 1) -> str:
     """One sentence for a Clopper-Pearson bound on a class's recall (rounded down)."""
-    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {1 - alpha / joint_of:.4g}"
+    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {level_percent(alpha, joint_of)}"
     return (
-        f"With {1 - alpha:.0%} confidence the recall of class {name!r} is at least {floor2(lower)} "
+        f"With {level_percent(alpha)} confidence the recall of class {name!r} is at least {floor2(lower)} "
         f"(held-out: {correct} of {n} correct; {how})."
     )
 
@@ -179,8 +179,8 @@ def recall_statement(name: str, lower: float, correct: int, n: int, alpha: float
 def guarantee_recall_statement(name: str, g: GuaranteeShift, k: int) -> str:
     """The sentence for a constrained class in guarantee mode."""
     return (
-        f"With {100 * (1 - g.alpha_each):.4g}% confidence the recall of class {name!r} is at least "
-        f"{floor2(g.targets[k])} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
+        f"With {level_percent(g.alpha, len(g.classes))} confidence the recall of class {name!r} is at least "
+        f"{float(g.targets[k])!r} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
         "sample: threshold at the "
         f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule at alpha/{len(g.classes)})."
     )

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.bounds import AdjustedTarget
-from csvm_stats.certification import NO_HOLDOUT_STATEMENT, floor2
+from csvm_stats.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
 from csvm_stats.design import SampleSplit, Standardizer
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
@@ -231,14 +231,14 @@ class MulticlassResults:
         parts = " and ".join(f"recall of {n!r} >= {floor2(rates.loc[n, 'joint_lower'])}" for n in names)
         if self.shift is not None:
             return (
-                f"With {1 - alpha:.0%} confidence, jointly: {parts} (guarantee mode: order-statistic rule at "
+                f"With {level_percent(alpha)} confidence, jointly: {parts} (guarantee mode: order-statistic rule at "
                 f"alpha/{len(names)} per class, Bonferroni)."
             )
         if len(names) == 1:
             return f"With one statement the joint and the separate statement coincide: {parts}."
         return (
-            f"With {1 - alpha:.0%} confidence, jointly: {parts} (Bonferroni: each bound at level "
-            f"{1 - alpha / len(names):.4g}; held-out counts as above)."
+            f"With {level_percent(alpha)} confidence, jointly: {parts} (Bonferroni: each bound at level "
+            f"{level_percent(alpha, len(names))}; held-out counts as above)."
         )
 
     @cached_property

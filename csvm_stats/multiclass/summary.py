@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from csvm_stats.certification import level_percent, round_down
 from csvm_stats.summary import Summary, _fmt, _key_values, _solver_table
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ def _recall_table(res: MulticlassResults) -> pd.DataFrame:
                 f" = {r['anchor_rate']:.3f}" if r["anchor_n"] else ""),
             "met": _fmt(r["met"]),
             "held-out": "" if r["heldout_n"] == 0 else f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}",
-            f"lower {1 - res.model.alpha:.0%}": _fmt(r["lower"], 3),
-            "joint lower": _fmt(r["joint_lower"], 3),
+            f"lower {level_percent(res.model.alpha)}": "" if pd.isna(r["lower"]) else round_down(r["lower"], 3),
+            "joint lower": "" if pd.isna(r["joint_lower"]) else round_down(r["joint_lower"], 3),
             "method": r["method"],
         }
     return pd.DataFrame.from_dict(rows, orient="index")
@@ -110,8 +111,9 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
             f"; the {len(table) - 1} of {n_features} features with the largest standardised coefficients, all in .params")
         summary.add_df(table, caption=f"Coefficients per class (original units; prediction = largest score{shown})")
     summary.add_text(
-        f"Each per-class statement holds separately at {1 - res.model.alpha:.0%}"
-        + ("" if res.shift is None else f" ({100 * (1 - res.shift.alpha_each):.4g}% for the guaranteed classes)")
+        f"Each per-class statement holds separately at {level_percent(res.model.alpha)}"
+        + ("" if res.shift is None else
+           f" ({level_percent(res.shift.alpha, len(res.shift.classes))} for the guaranteed classes)")
         + "; the joint statement holds for its classes at once."
     )
     summary.add_text(

@@ -173,6 +173,7 @@ class _Search:
             return Status.INFEASIBLE
         self.open_min = root.dual
         self.shift(root.w)
+        self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
         self.cost = np.full(n_j, root.dual)
         self._root_costs(forced0, dropped0, root)
         heap: list[_Node] = []
