@@ -80,7 +80,7 @@ def report(frame: pd.DataFrame) -> str:
     lines = [
         "# Sparse CSVM simulation", "",
         f"n = {N}, {DIM} columns of which {K} informative, tpr_min = {P0}, alpha = {ALPHA}, bound = binomial; "
-        "l1: penalty='l1', C = 0.1; card: max_features = 5 (default screening: 50 columns), 60 s, 1% gap. "
+        "l1: penalty='l1', C = 0.1; card: max_features = 5 (default screening: 50 columns), 60 s wall-clock limit, 1% gap. "
         "CPU seconds by time.process_time per fit (split, ranking, start and solve), run under nice -n 10 "
         "on a shared 2-core machine.", "",
         "all_true: the 5 true features are all selected; exact: the selection is exactly them; "

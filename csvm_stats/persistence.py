@@ -117,7 +117,10 @@ class ModelFileError(DataError):
 
 # ---------------------------------------------------------------------- plain values
 def _plain(value: Any) -> Any:
-    """A JSON-ready copy of a scalar, mapping NaN and pandas' NA to None."""
+    """A JSON-ready copy of a scalar, mapping NaN, infinities and pandas' NA to None.
+
+    JSON has no infinity: a solve record without a finite bound (best_bound -inf, gap inf) is saved as null.
+    """
     if value is None or value is pd.NA:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -125,7 +128,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) else float(value)
+        return float(value) if math.isfinite(value) else None
     return str(value)
 
 

@@ -7,16 +7,22 @@ into named R lists of vectors. Formulas, factors and missing values are
 handled in R before anything crosses (reticulate 1.28 turns a logical ``NA``
 into ``TRUE``), so this module only sees complete numeric data.
 
-Three calls, stable within :data:`API_VERSION`:
+The calls, stable within :data:`API_VERSION`:
 
-* :func:`fit` -> ``{"results": CSVMResults, "warnings": [...]}``: the
-  results are kept by R as an opaque handle (used only for prediction), the
-  Python warnings raised while fitting are handed over as strings so that R
-  can re-issue them as R warnings;
+* :func:`fit` -> ``{"results": CSVMResults, "warnings": [...], "warning_kinds":
+  [...]}``: the results are kept by R as an opaque handle (used only for
+  prediction), the Python warnings raised while fitting are handed over as
+  strings with their category names so that R can re-issue them as R
+  warnings in R's wording;
 * :func:`export` -> the fitted model as plain values (coefficients,
   intercept, rate table columns, confidence statements, summary text,
-  solver record), copied into R vectors at fit time;
-* :func:`predict` -> decision values, classes and/or probabilities.
+  solver record, anchor-size requirements, and the bytes of the model file
+  of :mod:`csvm_stats.persistence`), copied into R vectors at fit time;
+* :func:`load` -> a :class:`~csvm_stats.persistence.SavedModel` from those
+  bytes (R re-creates its Python object on demand after ``readRDS``);
+* :func:`predict` -> decision values, classes and/or probabilities, from
+  live results or from a loaded model, with the warnings raised;
+* :func:`environment` -> the versions R checks before the first call.
 
 Logical columns of the exported rate table (``met``, ``certified``) are sent
 as numbers 1/0 with ``NaN`` for "not applicable", because a logical missing
@@ -25,19 +31,24 @@ value does not survive the crossing; R turns them back into logicals.
 
 from __future__ import annotations
 
+import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from csvm_stats import __version__
+from csvm_stats.bounds import binomial_min_n, hoeffding_min_n
 from csvm_stats.exceptions import DataError
 from csvm_stats.model import CSVM
+from csvm_stats.persistence import SavedModel, load_model, save_model
 from csvm_stats.results import CSVMResults
 
 #: Bumped whenever a call's arguments or the exported fields change incompatibly.
-API_VERSION = 1
+API_VERSION = 2
 
 #: Options of :class:`~csvm_stats.model.CSVM` that R may pass, with the type each is coerced to.
 MODEL_OPTIONS: dict[str, str] = {
@@ -98,6 +109,28 @@ def api_version() -> int:
     return API_VERSION
 
 
+def environment() -> dict[str, str]:
+    """Versions R checks before the first call: this entry point, csvm-stats, numpy, pandas."""
+    return {
+        "api_version": str(API_VERSION),
+        "csvm_stats": __version__,
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+    }
+
+
+def _recording_warnings(action: Callable[[], Any]) -> tuple[Any, dict[str, np.ndarray]]:
+    """Run ``action`` and return its value with the distinct warnings it raised (messages, categories)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = action()
+    seen = dict.fromkeys((str(w.message), w.category.__name__) for w in caught)
+    return value, {
+        "warnings": _string_array(message for message, _ in seen),
+        "warning_kinds": _string_array(kind for _, kind in seen),
+    }
+
+
 def fit(
     x: Any,
     column_names: Sequence[str] | str,
@@ -114,7 +147,8 @@ def fit(
     ``CSVM.fit`` (names in :data:`MODEL_OPTIONS` and :data:`FIT_OPTIONS`);
     an unknown name is an error, never ignored. ``response`` names the
     response in the summary. Returns the results under
-    ``"results"`` and the messages of the warnings raised under ``"warnings"``.
+    ``"results"``, the messages of the warnings raised under ``"warnings"``
+    and their category names under ``"warning_kinds"``.
     """
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
@@ -124,12 +158,10 @@ def fit(
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name=str(response), dtype=object)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = CSVM(endog, exog, positive=str(positive), **model_kwargs)
-        results = model.fit(**fit_kwargs)
-    messages = list(dict.fromkeys(str(w.message) for w in caught))
-    return {"results": results, "warnings": _string_array(messages)}
+    results, raised = _recording_warnings(
+        lambda: CSVM(endog, exog, positive=str(positive), **model_kwargs).fit(**fit_kwargs)
+    )
+    return {"results": results, **raised}
 
 
 def export(results: CSVMResults) -> dict[str, Any]:
@@ -146,7 +178,12 @@ def export(results: CSVMResults) -> dict[str, Any]:
     ``statements``, ``joint_statement``; ``summary_text``; ``solver`` (the
     solve record); ``warnings``; ``selected_names`` and ``selected_coef``
     (a sparse CSVM's selected features with their coefficients in original
-    units, largest standardised coefficient first; empty otherwise).
+    units, largest standardised coefficient first; empty otherwise);
+    ``anchor`` (per constrained rate: the anchor count ``n``, whether the
+    target was ``capped`` and the anchor sizes from which the ``hoeffding``
+    and ``binomial`` margins stay below 1); ``model_file`` (the bytes of
+    :func:`~csvm_stats.persistence.save_model`'s file as uint8 values, which
+    R keeps as a raw vector).
     """
     params = results.params
     standardized = results.params_standardized
@@ -190,6 +227,8 @@ def export(results: CSVMResults) -> dict[str, Any]:
         },
         "warnings": _string_array(results.warnings),
         **_selection(results),
+        "anchor": _anchor_requirements(results),
+        "model_file": model_file_bytes(results),
     }
 
 
@@ -200,29 +239,76 @@ def _selection(results: CSVMResults) -> dict[str, np.ndarray]:
     return {"selected_names": _string_array(selected.index), "selected_coef": selected["coef"].to_numpy(dtype=np.float64)}
 
 
-def predict(results: CSVMResults, x: Any, type: Sequence[str] | str = "class") -> dict[str, Any]:
+def _anchor_requirements(results: CSVMResults) -> dict[str, np.ndarray]:
+    """Per constrained rate: anchor points, whether the target was capped, the sizes each margin needs."""
+    adjusted = results.adjusted
+    targets = [adjusted[rate] for rate in adjusted]
+    return {
+        "rate": _string_array(adjusted),
+        "target": np.asarray([t.target for t in targets], dtype=np.float64),
+        "n": np.asarray([t.n for t in targets], dtype=np.float64),
+        "capped": np.asarray([t.capped for t in targets], dtype=bool),
+        "hoeffding": np.asarray([hoeffding_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
+        "binomial": np.asarray([binomial_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
+    }
+
+
+def model_file_bytes(results: CSVMResults) -> np.ndarray:
+    """The model file of ``results`` (:func:`~csvm_stats.persistence.save_model`) as uint8 values."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = save_model(results, Path(folder) / "model.csvm")
+        return np.frombuffer(path.read_bytes(), dtype=np.uint8).copy()
+
+
+def load(model_file: Any) -> SavedModel:
+    """The model saved in ``model_file`` (the bytes :func:`export` sent, as R's raw vector or uint8 values)."""
+    if isinstance(model_file, (bytes, bytearray)):
+        content = bytes(model_file)
+    else:
+        content = np.asarray(model_file, dtype=np.uint8).reshape(-1).tobytes()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "model.csvm"
+        path.write_bytes(content)
+        return load_model(path)
+
+
+def predict(results: CSVMResults | SavedModel, x: Any, type: Sequence[str] | str = "class") -> dict[str, Any]:
     """Predictions for the rows of the numeric design ``x`` (same columns as at fit time).
 
+    ``results`` is a fit (:func:`fit`) or a model loaded by :func:`load`.
     ``type`` names one or more of ``"class"`` (labels as strings),
     ``"decision"`` (f(x); positive class when >= 0) and ``"prob"``
-    (P(positive | x) from the results' ``predict_proba``). Returns a dict
-    with one array per requested type.
+    (P(positive | x) from the model's ``predict_proba``). Returns a dict
+    with one array per requested type, and the warnings raised (as
+    :func:`fit` does).
     """
     kinds = _strings(type, "type")
     unknown = [kind for kind in kinds if kind not in PREDICT_TYPES]
     if unknown:
         raise DataError(f"type must be among {list(PREDICT_TYPES)}, got {unknown}.")
-    design = _design(x, len(results.model.exog_names))
-    out: dict[str, Any] = {}
-    if "decision" in kinds or "class" in kinds:
-        decision = results.decision_function(design).to_numpy(dtype=np.float64)
-        if "decision" in kinds:
-            out["decision"] = decision
-        if "class" in kinds:
-            out["class"] = _string_array(results.model.coding.decode(decision).to_numpy())
-    if "prob" in kinds:
-        out["prob"] = results.predict_proba(design).to_numpy(dtype=np.float64)
-    return out
+    saved = isinstance(results, SavedModel)
+    coding = results.coding if saved else results.model.coding
+    design = _design(x, len(results.columns if saved else results.model.exog_names))
+    if "prob" in kinds and not hasattr(results, "predict_proba"):
+        raise DataError(
+            "this saved model carries no probability model (the model file of this csvm-stats version "
+            "stores the classifier only); refit to get probabilities."
+        )
+
+    def compute() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if "decision" in kinds or "class" in kinds:
+            decision = results.decision_function(design).to_numpy(dtype=np.float64)
+            if "decision" in kinds:
+                out["decision"] = decision
+            if "class" in kinds:
+                out["class"] = _string_array(coding.decode(decision).to_numpy())
+        if "prob" in kinds:
+            out["prob"] = results.predict_proba(design).to_numpy(dtype=np.float64)
+        return out
+
+    out, raised = _recording_warnings(compute)
+    return {**out, **raised}
 
 
 # ---------------------------------------------------------------------- coercion of R's values

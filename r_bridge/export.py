@@ -30,6 +30,9 @@ R_CLASS = "csvm_fit"
 def fit_node(results: CSVMResults) -> RNode:
     """The :class:`RNode` of the ``csvm_fit`` object for ``results``."""
     exported = r_api.export(results)
+    # The model file's bytes serve csvmstats fits (predict after readRDS); a csvm_fit only prints,
+    # and the ZIP's time stamps would make two exports of one fit differ.
+    del exported["model_file"]
     rates = pd.DataFrame(exported["rates"], index=list(exported["rate_names"]))
     for column in ("met", "certified"):
         rates[column] = pd.array([pd.NA if np.isnan(v) else bool(v) for v in rates[column]], dtype="boolean")

@@ -7,6 +7,7 @@ their namespaces and called with rpy2 vectors as arguments.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from csvm_stats.exceptions import CSVMError
@@ -16,18 +17,41 @@ class RUnavailableError(CSVMError, ImportError):
     """R or rpy2 is not installed, or R cannot be started from Python."""
 
 
+#: rpy2-rinterface 3.6.6 and later call R_getVar, which Debian's R 4.2 lacks ("undefined symbol"); such an R
+#: needs this pin (the ``[r]`` extra carries it).
+RPY2_FOR_OLD_R = "rpy2-rinterface>=3.6,<3.6.6"
+
+
 @functools.cache
 def rinterface() -> Any:
-    """rpy2's low-level interface with R initialised; raises RUnavailableError."""
+    """rpy2's low-level interface with R initialised; raises RUnavailableError.
+
+    rpy2 is imported in its ABI mode (``RPY2_CFFI_MODE=ABI`` unless set):
+    this module uses only the low-level interface, and the default mode
+    prints "Error importing in API mode" on every start when rpy2's compiled
+    module is absent.
+    """
+    os.environ.setdefault("RPY2_CFFI_MODE", "ABI")
     try:
         import rpy2.rinterface as ri
     except Exception as error:  # ImportError, or rpy2 failing to locate libR
-        raise RUnavailableError(
-            "this needs R and rpy2: install R (apt-get install r-base-core) and "
-            f"pip install 'csvm-stats[r]' ({type(error).__name__}: {error})"
-        ) from error
+        raise RUnavailableError(_rpy2_advice(error)) from error
     ri.initr()
     return ri
+
+
+def _rpy2_advice(error: Exception) -> str:
+    """What to install when rpy2 cannot be imported, naming the pin an older R needs."""
+    detail = f"{type(error).__name__}: {error}"
+    if "undefined symbol" in str(error):
+        return (
+            "rpy2 needs a newer R than the one installed (the R library lacks the symbol named below); "
+            f"install the last rpy2 that supports this R: pip install '{RPY2_FOR_OLD_R}' (or upgrade R). ({detail})"
+        )
+    return (
+        "this needs R and rpy2: install R (apt-get install r-base-core) and "
+        f"pip install 'csvm-stats[r]', which pins {RPY2_FOR_OLD_R} ({detail})"
+    )
 
 
 def r_available() -> bool:

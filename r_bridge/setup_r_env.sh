@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare everything the R-facing tests need; safe to run again (idempotent).
 #
-# 1. Debian's R 4.2.2 with reticulate, testthat, mlbench, and knitr, rmarkdown
+# 1. Debian's R 4.2.2 with reticulate, testthat, mlbench, MASS, broom, e1071, and knitr, rmarkdown
 #    and pandoc to render the R Markdown vignette (apt, no recommends).
 # 2. A separate Python venv, <repo>/.venv-r, that fits that old R stack:
 #    rpy2-rinterface < 3.6.6 (the last releases that build against R 4.2)
@@ -16,7 +16,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${CSVM_R_VENV:-$repo_root/.venv-r}"
 python_bin="${CSVM_R_PYTHON:-python3}"
 
-apt_packages=(r-base-core r-cran-reticulate r-cran-testthat r-cran-mlbench r-cran-knitr r-cran-rmarkdown pandoc)
+apt_packages=(r-base-core r-cran-reticulate r-cran-testthat r-cran-mlbench r-cran-mass r-cran-broom r-cran-e1071 r-cran-knitr r-cran-rmarkdown pandoc)
 missing=()
 for package in "${apt_packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

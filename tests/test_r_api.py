@@ -40,13 +40,15 @@ def _assert_plain(value, where="export"):
             assert isinstance(key, str), where
             _assert_plain(item, f"{where}[{key!r}]")
     elif isinstance(value, np.ndarray):
-        assert value.ndim == 1 and value.dtype.kind in "fiUb", f"{where}: {value.dtype}, ndim {value.ndim}"
+        assert value.ndim == 1 and value.dtype.kind in "fiuUb", f"{where}: {value.dtype}, ndim {value.ndim}"
     else:
         assert isinstance(value, (str, float, int, bool)), f"{where}: {type(value).__name__}"
 
 
 def test_api_version_is_an_integer():
-    assert r_api.api_version() == r_api.API_VERSION == 1
+    assert r_api.api_version() == r_api.API_VERSION == 2
+    versions = r_api.environment()
+    assert versions["api_version"] == "2" and versions["numpy"] == np.__version__
 
 
 def test_fit_equals_the_python_fit_on_the_same_split(data, results):
@@ -61,7 +63,7 @@ def test_fit_equals_the_python_fit_on_the_same_split(data, results):
 
 def test_export_is_plain_and_matches_the_results(results, exported):
     _assert_plain(exported)
-    assert exported["api_version"] == 1
+    assert exported["api_version"] == 2
     assert list(exported["coef_names"]) == NAMES
     np.testing.assert_array_equal(exported["coef"], results.params.to_numpy()[:-1])
     assert exported["intercept"] == results.params["Intercept"]
@@ -83,7 +85,7 @@ def test_predict_gives_classes_and_decision_values(data, results):
     out = r_api.predict(results, x[:7], ["class", "decision"])
     np.testing.assert_allclose(out["decision"], results.decision_function(x[:7]).to_numpy())
     assert list(out["class"]) == list(results.predict(x[:7]))
-    assert set(r_api.predict(results, x[:2], "decision")) == {"decision"}
+    assert set(r_api.predict(results, x[:2], "decision")) == {"decision", "warnings", "warning_kinds"}
 
 
 def test_predict_rejects_unknown_types_and_wrong_widths(data, results):
@@ -138,3 +140,27 @@ def test_python_warnings_are_handed_over_as_strings(data):
     assert any("capped at 1" in message for message in out["warnings"])
     quiet = r_api.fit(x, NAMES, labels, "yes", {"random_state": 1, "time_limit": 20.0})
     assert quiet["warnings"].size == 0
+    assert list(out["warning_kinds"]) == ["CappedTargetWarning"]
+
+
+def test_anchor_requirements_name_the_sizes_each_margin_needs(data):
+    x, labels = data
+    out = r_api.fit(x, NAMES, labels, "yes", {"tpr_min": 0.95, "bound": "hoeffding", "random_state": 1, "time_limit": 20.0})
+    anchor = r_api.export(out["results"])["anchor"]
+    assert list(anchor["rate"]) == ["tpr"] and bool(anchor["capped"][0])
+    assert anchor["hoeffding"][0] == 600 and anchor["binomial"][0] == 59  # ceil(log 20 / (2 0.05^2)), ceil(log .05 / log .95)
+    assert anchor["n"][0] == out["results"].rates.loc["tpr", "anchor_n"]
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_a_model_loaded_from_the_exported_bytes_predicts_as_the_fit(data, kernel):
+    x, labels = data
+    fitted = r_api.fit(x, NAMES, labels, "yes", {**OPTIONS, "kernel": kernel})["results"]
+    model_file = r_api.export(fitted)["model_file"]
+    assert model_file.dtype == np.uint8
+    for raw in (model_file, bytearray(model_file.tobytes())):  # uint8 values, or R's raw vector via reticulate
+        loaded = r_api.load(raw)
+        again = r_api.predict(loaded, x[:20], ["class", "decision"])
+        direct = r_api.predict(fitted, x[:20], ["class", "decision"])
+        np.testing.assert_allclose(again["decision"], direct["decision"], rtol=1e-12, atol=1e-12)
+        assert list(again["class"]) == list(direct["class"])

@@ -159,3 +159,19 @@ def test_save_rds_is_read_by_r_as_the_same_object(results, tmp_path):
     through_r = load_rds(path, engine="r", trusted=True)
     through_python = load_rds(path, engine="python")
     pd.testing.assert_frame_equal(through_r["rates"], through_python["rates"])
+
+
+def test_starting_r_prints_no_api_mode_noise(tmp_path):
+    """rsession imports rpy2 in ABI mode: no "Error importing in API mode" on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != "RPY2_CFFI_MODE"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from r_bridge import rsession; rsession.rinterface(); print('started')"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "started" in done.stdout
+    assert "API mode" not in done.stderr

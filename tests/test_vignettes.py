@@ -57,8 +57,8 @@ def test_renderer_splits_percent_cells():
     assert render._markdown(cells[0].source) == "# Title\ntext"
 
 
-def render_r_markdown(output_dir: Path, output_format: str) -> subprocess.CompletedProcess:
-    """Render csvmstats-intro.Rmd with rmarkdown (package installed into a temporary library)."""
+def render_r_markdown(output_dir: Path, output_format: str, name: str = "csvmstats-intro") -> subprocess.CompletedProcess:
+    """Render the R Markdown vignette ``name`` with rmarkdown (package installed into a temporary library)."""
     rscript = shutil.which("Rscript")
     if rscript is None:
         pytest.skip("Rscript is not installed (r_bridge/setup_r_env.sh installs it)")
@@ -75,7 +75,7 @@ def render_r_markdown(output_dir: Path, output_format: str) -> subprocess.Comple
                               str(REPO / "r_bridge" / "csvmstats")], capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr[-2000:]
     env = {**os.environ, "R_LIBS": str(library), "RETICULATE_PYTHON": str(venv_python), "RPY2_CFFI_MODE": "ABI"}
-    render = (f"rmarkdown::render('{VIGNETTES / 'csvmstats-intro.Rmd'}', output_format = {output_format}, "
+    render = (f"rmarkdown::render('{VIGNETTES / f'{name}.Rmd'}', output_format = {output_format}, "
               f"output_dir = '{output_dir}', intermediates_dir = '{output_dir}', knit_root_dir = '{output_dir}', quiet = TRUE)")
     return subprocess.run([rscript, "-e", render], capture_output=True, text=True, timeout=900, env=env, cwd=output_dir)
 
@@ -87,3 +87,14 @@ def test_r_markdown_vignette_renders(tmp_path):
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
     html = (tmp_path / "csvmstats-intro.html").read_text()
     assert "Confidence statements" in html and "<img" in html
+
+
+@pytest.mark.r
+@pytest.mark.slow
+def test_r_session_vignette_renders(tmp_path):
+    """The biostatistician's session: BreastCancer and Pima with update, subset, NA, saveRDS, broom, glm, e1071."""
+    done = render_r_markdown(tmp_path, "rmarkdown::html_vignette()", "csvmstats-session")
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    html = (tmp_path / "csvmstats-session.html").read_text()
+    for expected in ("With 95% confidence", "random_state", "e1071_svm", "no variance-covariance matrix"):
+        assert expected in html, expected

@@ -1,24 +1,85 @@
-# The formula front end: csvm(formula, data, ...) in the style of stats::lm.
+# csvm(): a formula method in the style of stats::lm and a default method csvm(x, y, ...).
 #
-# R builds the model frame and the numeric design (model.frame, terms,
-# model.matrix, xlevels), handles missing values, checks the response and
-# sends only plain numbers and strings to Python (csvm_stats.r_api.fit).
-# Everything the methods need is copied into R vectors here, at fit time.
+# R builds the model frame (subset, na.action, R's contrasts from
+# options("contrasts")), the numeric design and the response, and sends only
+# plain numbers and strings to Python (csvm_stats.r_api.fit). Everything the
+# methods need is copied into R at fit time, with the bytes of the Python
+# model file so that a fit read back with readRDS predicts.
 
-csvm <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
-                 alpha = 0.05, kernel = "linear", ..., na.action = na.omit) {
+csvm <- function(x, ...) UseMethod("csvm")
+
+csvm.formula <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
+                         alpha = 0.05, kernel = "linear", ..., subset, weights,
+                         na.action = na.omit, model = TRUE) {
   call <- match.call()
+  call[[1L]] <- quote(csvm)
   if (missing(data)) {
     stop("csvm: give the data as a data frame: csvm(y ~ ., data = d)", call. = FALSE)
   }
-  formula <- stats::as.formula(formula)
-  mf <- model.frame(formula, data = data, na.action = na.action, drop.unused.levels = TRUE)
+  formula <- stats::as.formula(formula, env = parent.frame())
+  response_name <- if (length(formula) == 3L) paste(deparse(formula[[2L]]), collapse = " ") else "y"
+  mf <- match.call(expand.dots = FALSE)
+  mf <- mf[c(1L, match(c("formula", "data", "subset", "weights"), names(mf), 0L))]
+  mf$formula <- formula
+  mf$na.action <- na.action
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  if (!is.null(stats::model.weights(mf))) {
+    stop("csvm: weights are not supported: the rate constraints and the confidence statements count ",
+         "anchor and held-out cases, which case weights would change; replicate rows for frequency ",
+         "weights, or require a rate (tpr_min, tnr_min) instead of weighting a class", call. = FALSE)
+  }
+  options <- c(list(tpr_min = tpr_min, tnr_min = tnr_min, acc_min = acc_min, alpha = alpha,
+                    kernel = kernel), list(...))
+  fit_frame(mf, call, options, response_name, model)
+}
+
+csvm.default <- function(x, y, ...) {
+  call <- match.call()
+  call[[1L]] <- quote(csvm)
+  if (inherits(x, "formula") || (is.character(x) && length(x) == 1L && grepl("~", x, fixed = TRUE))) {
+    stop("csvm: give a formula as a formula object: csvm(y ~ ., data = d)", call. = FALSE)
+  }
+  if (missing(y)) {
+    stop("csvm: give the classes as y, csvm(x, y, ...), or use a formula: csvm(class ~ ., data = d)",
+         call. = FALSE)
+  }
+  if (!is.matrix(x) && !is.data.frame(x)) {
+    stop("csvm: x must be a numeric matrix or a data frame, not a ", class(x)[1L], call. = FALSE)
+  }
+  if (is.matrix(x) && !is.numeric(x)) {
+    stop("csvm: x is a ", typeof(x), " matrix; csvm(x, y) needs a numeric matrix ",
+         "(or a data frame, whose factor columns R codes)", call. = FALSE)
+  }
+  if (NROW(y) != nrow(x)) {
+    stop("csvm: y has ", NROW(y), " values but x has ", nrow(x), " rows", call. = FALSE)
+  }
+  data <- as.data.frame(x)
+  if (is.null(colnames(x))) names(data) <- paste0("x", seq_len(ncol(data)))
+  dots <- list(...)
+  if (any(c("subset", "weights", "data") %in% names(dots))) {
+    stop("csvm: csvm(x, y) takes no subset, weights or data; subset x and y, or use the formula method",
+         call. = FALSE)
+  }
+  response <- ".y"
+  while (response %in% names(data)) response <- paste0(".", response)
+  data[[response]] <- y
+  formula <- stats::as.formula(paste0("`", response, "` ~ ."), env = baseenv())
+  fit <- csvm.formula(formula, data = data, ...)
+  call$random_state <- fit$call$random_state
+  fit$call <- call
+  fit$x_names <- names(data)[names(data) != response]
+  fit
+}
+
+# Fit the model frame mf; the shared body of both methods.
+fit_frame <- function(mf, call, options, response_name, model) {
   check_no_missing(mf)
   mt <- attr(mf, "terms")
   response <- response_factor(model.response(mf), mt)
   x <- design_matrix(mt, mf)
-  options <- c(list(tpr_min = tpr_min, tnr_min = tnr_min, acc_min = acc_min,
-                    alpha = alpha, kernel = kernel), list(...))
+  options <- check_options(options)
   positive <- if (is.null(options$positive)) levels(response)[2L] else as.character(options$positive)
   options$positive <- NULL
   if (!positive %in% levels(response)) {
@@ -26,32 +87,49 @@ csvm <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min = NULL,
          paste(levels(response), collapse = ", "), ")", call. = FALSE)
   }
   if (is.null(options$random_state)) {
-    # Draw the split's seed from R's generator so that set.seed() makes fits reproducible.
+    # Draw the split's seed from R's generator (set.seed() makes fits reproducible) and put it
+    # into the call, so that update(fit, ...) keeps the split.
     options$random_state <- sample.int(.Machine$integer.max, 1L)
+    call$random_state <- options$random_state
   }
-  options <- python_options(options)
   api <- csvm_api()
-  response_name <- paste(deparse(formula[[2L]]), collapse = " ")
-  fitted_python <- api$fit(x, colnames(x), as.character(response), positive, options, response_name)
+  fitted_python <- py_call(api$fit, x, colnames(x), as.character(response), positive, options, response_name)
   handle <- fitted_python$results
-  for (message in as.character(fitted_python$warnings)) warning("csvm: ", message, call. = FALSE)
-  fields <- fit_fields(api$export(handle))
-  fitted <- api$predict(handle, x, c("decision", "class"))
+  exported <- py_call(api$export, handle)
+  fields <- fit_fields(exported)
+  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, fields$anchor,
+                        fields$bound, fields$alpha)
+  fitted <- py_call(api$predict, handle, x, c("decision", "class"))
+  cache <- new.env(parent = emptyenv())
   object <- c(fields, list(
     call = call,
     terms = mt,
-    xlevels = .getXlevels(mt, mf),
+    xlevels = used_xlevels(mt, mf),
     contrasts = attr(x, "contrasts"),
     na.action = attr(mf, "na.action"),
     response_levels = levels(response),
     options = options,
     random_state = options$random_state,
     fitted.values = stats::setNames(as.numeric(fitted$decision), rownames(mf)),
-    fitted.class = factor(as.character(fitted$class), levels = levels(response)),
-    python = handle
+    fitted.class = stats::setNames(factor(as.character(fitted$class), levels = levels(response)),
+                                   rownames(mf)),
+    model = if (isTRUE(model)) mf else NULL,
+    model_file = as.raw(exported$model_file),
+    python = handle,
+    cache = cache
   ))
   class(object) <- "csvm"
   object
+}
+
+# The factor levels of the variables the terms use: a variable the formula removes
+# (Class ~ . - Id) keeps no levels, so new data may have values of it the fit never saw.
+used_xlevels <- function(mt, mf) {
+  xlevels <- .getXlevels(mt, mf)
+  factors <- attr(mt, "factors")
+  if (is.null(xlevels) || !length(factors)) return(xlevels)
+  used <- rownames(factors)[rowSums(factors != 0) > 0]
+  xlevels[names(xlevels) %in% used]
 }
 
 # Missing values must not cross to Python (reticulate turns a logical NA into TRUE).
@@ -59,7 +137,7 @@ check_no_missing <- function(mf) {
   has_na <- vapply(mf, anyNA, logical(1L))
   if (any(has_na)) {
     stop("csvm: missing values in ", paste(names(mf)[has_na], collapse = ", "),
-         "; remove them or use na.action = na.omit (the default)", call. = FALSE)
+         "; remove them or use na.action = na.omit (the default) or na.exclude", call. = FALSE)
   }
   if (nrow(mf) == 0L) {
     stop("csvm: no complete rows are left in the data", call. = FALSE)
@@ -88,7 +166,8 @@ response_factor <- function(y, mt) {
   y
 }
 
-# The numeric design without the intercept column (the CSVM has its own intercept b).
+# The numeric design without the intercept column (the CSVM has its own intercept b),
+# coded with R's contrasts (options("contrasts") unless contrasts are given).
 design_matrix <- function(mt, mf, contrasts = NULL) {
   x <- model.matrix(mt, mf, contrasts.arg = contrasts)
   keep <- colnames(x) != "(Intercept)"
@@ -100,20 +179,6 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
   attr(x, "contrasts") <- contrasts_used
   storage.mode(x) <- "double"
   x
-}
-
-# Options as Python will get them: no NULLs, no NAs, one value per scalar option.
-python_options <- function(options) {
-  options <- options[!vapply(options, is.null, logical(1L))]
-  bad <- names(options)[vapply(options, anyNA, logical(1L))]
-  if (length(bad)) {
-    stop("csvm: option(s) ", paste(bad, collapse = ", "), " are NA; give a value or leave them out",
-         call. = FALSE)
-  }
-  if (is.null(names(options)) || any(names(options) == "")) {
-    stop("csvm: every extra argument must be named (e.g. C = 1, random_state = 1)", call. = FALSE)
-  }
-  options
 }
 
 # The exported values of a fit (csvm_stats.r_api.export) as R structures.
@@ -130,6 +195,7 @@ fit_fields <- function(exported) {
   standardized <- as.numeric(exported$coef_standardized)
   if (length(standardized)) names(standardized) <- coef_names
   statements <- stats::setNames(as.character(exported$statements), rownames(rates))
+  anchor <- exported$anchor
   list(
     coefficients = coefficients,
     coef_standardized = standardized,
@@ -149,6 +215,9 @@ fit_fields <- function(exported) {
     nobs = as.integer(exported$n),
     samples = vapply(exported$samples, as.integer, integer(1L)),
     selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names)),
+    anchor = list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
+                  n = as.integer(anchor$n), capped = as.logical(anchor$capped),
+                  hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial)),
     api_version = as.integer(exported$api_version)
   )
 }

@@ -5,6 +5,11 @@
 .max_shown_coefficients <- 20L
 
 coef.csvm <- function(object, ...) {
+  if (!object$is_linear) {
+    stop("csvm: a kernel fit (", object$kernel, ") has no coefficients on the predictors: its ",
+         "decision function is a weighted sum of kernel functions; use predict(fit, newdata, ",
+         "type = \"decision\") for f(x)", call. = FALSE)
+  }
   object$coefficients
 }
 
@@ -122,18 +127,17 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   invisible(x)
 }
 
-predict.csvm <- function(object, newdata, type = c("class", "prob", "decision"), ...) {
+predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", "probabilities"), ...) {
   type <- match.arg(type)
   if (missing(newdata) || is.null(newdata)) {
-    if (type == "decision") return(object$fitted.values)
-    if (type == "class") return(object$fitted.class)
-    x <- NULL
+    if (type == "decision") return(stats::napredict(object$na.action, object$fitted.values))
+    if (type == "class") return(stats::napredict(object$na.action, object$fitted.class))
+    x <- training_design(object)
   } else {
     x <- new_design(object, newdata)
   }
-  complete <- if (is.null(x)) NULL else stats::complete.cases(x)
-  values <- predict_rows(object, if (is.null(x)) NULL else x[complete, , drop = FALSE], type)
-  if (is.null(x)) return(values)
+  complete <- stats::complete.cases(x)
+  values <- predict_rows(object, x[complete, , drop = FALSE], if (type == "probabilities") "prob" else type)
   out <- if (type == "class") {
     factor(rep(NA_character_, nrow(x)), levels = object$response_levels)
   } else {
@@ -141,11 +145,39 @@ predict.csvm <- function(object, newdata, type = c("class", "prob", "decision"),
   }
   out[complete] <- values
   names(out) <- rownames(x)
+  if (type == "probabilities") out <- probability_matrix(object, out)
+  if (missing(newdata) || is.null(newdata)) out <- stats::napredict(object$na.action, out)
   out
+}
+
+# P(positive) as an n x 2 matrix with one column per class, in the response's level order (as kernlab).
+probability_matrix <- function(object, p) {
+  out <- matrix(NA_real_, length(p), 2L, dimnames = list(names(p), object$response_levels))
+  out[, object$positive] <- p
+  out[, object$negative] <- 1 - p
+  out
+}
+
+# The design of the training rows, from the stored model frame.
+training_design <- function(object) {
+  if (is.null(object$model)) {
+    stop("csvm: the fit was made with model = FALSE; give newdata", call. = FALSE)
+  }
+  x <- model.matrix(object$terms, object$model, contrasts.arg = object$contrasts)
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  storage.mode(x) <- "double"
+  x
 }
 
 # The design of new data through the stored terms, factor levels and contrasts.
 new_design <- function(object, newdata) {
+  if (is.matrix(newdata)) {
+    newdata <- as.data.frame(newdata)
+    if (!is.null(object$x_names) && ncol(newdata) == length(object$x_names) &&
+        !all(object$x_names %in% names(newdata))) {
+      names(newdata) <- object$x_names
+    }
+  }
   mt <- delete.response(terms(object))
   mf <- model.frame(mt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
   data_classes <- attr(mt, "dataClasses")
@@ -158,24 +190,74 @@ new_design <- function(object, newdata) {
 
 terms.csvm <- function(x, ...) x$terms
 
-# Predictions for complete rows: through Python when the fit's Python object
-# is alive, else (linear kernel, classes and decision values) from the stored coefficients.
+formula.csvm <- function(x, ...) stats::formula(x$terms)
+
+model.frame.csvm <- function(formula, ...) {
+  if (!is.null(formula$model)) return(formula$model)
+  NextMethod()
+}
+
+# The design as lm gives it: R's coding of the predictors, with R's "(Intercept)" column
+# (the CSVM's intercept b is coef(fit)[["(Intercept)"]]).
+model.matrix.csvm <- function(object, ...) {
+  model.matrix(object$terms, model.frame(object), contrasts.arg = object$contrasts)
+}
+
+nobs.csvm <- function(object, ...) object$nobs
+
+# Decision values (or classes) of the training rows; NA for rows na.exclude set aside.
+fitted.csvm <- function(object, type = c("decision", "class"), ...) {
+  type <- match.arg(type)
+  stats::napredict(object$na.action, if (type == "decision") object$fitted.values else object$fitted.class)
+}
+
+residuals.csvm <- function(object, ...) {
+  stop("csvm: a CSVM classifier has no residuals; compare predict(fit) with the response, ",
+       "or use fitted(fit) for the decision values f(x)", call. = FALSE)
+}
+
+no_likelihood <- function(what) {
+  stop("csvm: a CSVM has no ", what, ": its coefficients solve a constrained optimisation problem, ",
+       "not a likelihood, so no standard errors, intervals or likelihood are defined for them. ",
+       "Its confidence statements are about the rates (summary(fit), fit$statements)", call. = FALSE)
+}
+
+vcov.csvm <- function(object, ...) no_likelihood("variance-covariance matrix")
+confint.csvm <- function(object, parm, level = 0.95, ...) no_likelihood("confidence intervals for coefficients")
+logLik.csvm <- function(object, ...) no_likelihood("log-likelihood (so no AIC or BIC)")
+anova.csvm <- function(object, ...) no_likelihood("analysis of deviance")
+
+# Predictions for complete rows, through the fit's Python object: the live one, or the one
+# re-created from the stored model file after saveRDS/readRDS (classes and decision values).
 predict_rows <- function(object, x, type) {
-  if (!is.null(x) && nrow(x) == 0L) {
+  if (nrow(x) == 0L) {
     return(if (type == "class") character(0) else numeric(0))
   }
-  if (python_handle_alive(object$python)) {
-    api <- csvm_api()
-    if (is.null(x)) stop("csvm: type = 'prob' needs newdata", call. = FALSE)
-    values <- api$predict(object$python, x, type)
-    return(if (type == "class") as.character(values$class) else as.numeric(values[[type]]))
+  api <- csvm_api()
+  model <- python_model(object)
+  if (type == "prob" && python_handle_alive(object$python) && !isTRUE(object$cache$prob_announced)) {
+    message("csvm: fitting the probability model of this fit (the first type = \"prob\" call ",
+            "can take a while)")
+    object$cache$prob_announced <- TRUE
   }
-  if (!object$is_linear || type == "prob") {
-    stop("csvm: this prediction needs the fit's Python object, which is gone (the fit was ",
-         "saved and reloaded, or Python restarted); refit with csvm()", call. = FALSE)
+  values <- py_call(api$predict, model, x, type)
+  issue_python_warnings(values$warnings, values$warning_kinds)
+  if (type == "class") as.character(values$class) else as.numeric(values[[type]])
+}
+
+# The Python object that predicts: the fit's results while alive, else a model loaded
+# from the model file's bytes (kept in the fit's cache environment for this session).
+python_model <- function(object) {
+  if (python_handle_alive(object$python)) return(object$python)
+  cache <- object$cache
+  if (!is.null(cache) && python_handle_alive(cache$python)) return(cache$python)
+  if (is.null(object$model_file)) {
+    stop("csvm: this fit was made by an older csvmstats without its model file, and its Python ",
+         "object is gone; refit with csvm()", call. = FALSE)
   }
-  decision <- as.numeric(x %*% object$coefficients[-1L] + object$coefficients[[1L]])
-  if (type == "decision") decision else ifelse(decision >= 0, object$positive, object$negative)
+  model <- py_call(csvm_api()$load, object$model_file)
+  if (!is.null(cache)) cache$python <- model
+  model
 }
 
 # Fits made in Python and saved with r_bridge.save_rds() or r_bridge.to_r().

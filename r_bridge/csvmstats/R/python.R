@@ -1,20 +1,47 @@
-# Access to the Python side: the module csvm_stats.r_api, loaded lazily.
+# Access to the Python side: the module csvm_stats.r_api, loaded lazily, in
+# the virtualenv made by install_python() unless the user chose a Python.
 
 # The entry-point version this package speaks (csvm_stats.r_api.API_VERSION).
-.csvm_api_version <- 1L
+.csvm_api_version <- 2L
+# The first reticulate release that reads numpy 2 arrays (its NEWS: "Internal updates for NumPy 2.0").
+.reticulate_numpy2 <- "1.38.0"
+# The virtualenv install_python() makes (a name under reticulate's WORKON_HOME, or a path).
+.default_virtualenv <- "r-csvmstats"
 
 .csvm_env <- new.env(parent = emptyenv())
 
 .onLoad <- function(libname, pkgname) {
+  use_csvm_virtualenv()
   .csvm_env$api <- reticulate::import("csvm_stats.r_api", delay_load = TRUE)
 }
 
+# The virtualenv of install_python(): CSVMSTATS_VIRTUALENV, else "r-csvmstats".
+csvm_virtualenv <- function() {
+  Sys.getenv("CSVMSTATS_VIRTUALENV", .default_virtualenv)
+}
+
+# Point reticulate at that virtualenv when it exists and the user has not chosen a Python
+# (RETICULATE_PYTHON, or a Python already started in this session).
+use_csvm_virtualenv <- function() {
+  if (nzchar(Sys.getenv("RETICULATE_PYTHON")) || reticulate::py_available(initialize = FALSE)) {
+    return(invisible(FALSE))
+  }
+  envname <- csvm_virtualenv()
+  if (!reticulate::virtualenv_exists(envname)) return(invisible(FALSE))
+  reticulate::use_virtualenv(envname, required = FALSE)
+  invisible(TRUE)
+}
+
 # Is the Python package csvm_stats usable from R?
-# 
-# @return TRUE when reticulate finds a Python with the module
-#   \code{csvm_stats.r_api}, FALSE otherwise.
 csvm_python_available <- function() {
   reticulate::py_module_available("csvm_stats.r_api")
+}
+
+# How to get a working Python, for the end of error messages.
+install_advice <- function() {
+  paste0("Run csvmstats::install_python() once (it makes the virtualenv '", csvm_virtualenv(),
+         "' with csvm-stats and a numpy this reticulate can read) and restart R; ",
+         "or point RETICULATE_PYTHON to a Python that has csvm-stats")
 }
 
 # Stop with a clear message when a Python module cannot be imported.
@@ -22,23 +49,60 @@ require_python_module <- function(module) {
   if (!reticulate::py_module_available(module)) {
     python <- tryCatch(reticulate::py_config()$python, error = function(e) "none found")
     stop("csvm: the Python module '", module, "' is not available in the Python that ",
-         "reticulate uses (", python, "). Install it there (pip install csvm-stats) ",
-         "or point RETICULATE_PYTHON to a Python that has it.", call. = FALSE)
+         "reticulate uses (", python, "). ", install_advice(), ".", call. = FALSE)
   }
   invisible(TRUE)
 }
 
-# The r_api module, after checking that it exists and speaks our version.
+# Stop when reticulate cannot read the numpy of its Python (numpy 2 needs reticulate >= 1.38.0).
+check_numpy <- function(reticulate_version = packageVersion("reticulate"),
+                        numpy_version = reticulate::py_config()$numpy$version,
+                        python = reticulate::py_config()$python) {
+  if (is.null(numpy_version)) {
+    stop("csvm: the Python that reticulate uses (", python, ") has no numpy. ", install_advice(), ".",
+         call. = FALSE)
+  }
+  numpy_version <- numeric_version(numpy_version)
+  if (reticulate_version < .reticulate_numpy2 && numpy_version >= "2") {
+    stop("csvm: reticulate ", reticulate_version, " cannot read arrays of numpy ", numpy_version,
+         " (numpy 2 needs reticulate >= ", .reticulate_numpy2, "), the numpy of ", python, ". ",
+         "Fix: csvmstats::install_python() makes a virtualenv with numpy < 2 (then restart R), ",
+         "or run pip install 'numpy<2' in that Python, or upgrade reticulate.", call. = FALSE)
+  }
+  invisible(TRUE)
+}
+
+# The r_api module, after checking that it exists, that reticulate reads its numpy,
+# and that it speaks our version (checked once per session).
 csvm_api <- function() {
+  if (isTRUE(.csvm_env$checked)) return(.csvm_env$api)
   require_python_module("csvm_stats.r_api")
+  check_numpy()
   api <- .csvm_env$api
   version <- as.integer(api$api_version())
   if (!identical(version, .csvm_api_version)) {
     stop("csvm: the Python package speaks entry-point version ", version,
          " but this R package needs version ", .csvm_api_version,
-         "; install matching versions of csvmstats and csvm-stats.", call. = FALSE)
+         "; install matching versions of csvmstats and csvm-stats (csvmstats::install_python()).",
+         call. = FALSE)
   }
+  .csvm_env$checked <- TRUE
   api
+}
+
+# Call a function of r_api; a Python exception becomes an R error "csvm: <its message>"
+# (without the exception's class path and the traceback).
+py_call <- function(fun, ...) {
+  tryCatch(fun(...), error = function(e) {
+    stop("csvm: ", python_error_message(conditionMessage(e)), call. = FALSE)
+  })
+}
+
+python_error_message <- function(text) {
+  text <- sub("\n\\s*(Detailed traceback|Run `reticulate::py_last_error\\(\\)`).*$", "", text)
+  text <- sub("^[^\n]*py_call_impl[^\n]*:\\s*", "", text)
+  text <- sub("^\\s*([A-Za-z_][A-Za-z0-9_]*\\.)*[A-Za-z_]*(Error|Exception|Warning):\\s*", "", text)
+  trimws(text)
 }
 
 # Is the Python object behind a fit still alive (it is not after saveRDS/readRDS)?

@@ -5,7 +5,7 @@
 # Usage: Rscript srbct.R [path/to/SRBCT.rda]
 # Without an argument the file named by CSVM_SRBCT_PATH is used, or
 # plsgenomics' data(SRBCT) when that package is installed.
-# reticulate must find a Python with csvm_stats (set RETICULATE_PYTHON).
+# The Python side: csvmstats::install_python() once (or RETICULATE_PYTHON).
 
 library(csvmstats)
 

@@ -73,13 +73,14 @@ test_that("the R fit gives the Python fit's coefficients and rates on the same s
   expect_equal(c(fit$rates$anchor_correct[1L], fit$rates$heldout_correct[1L]), unname(python_counts))
 })
 
-test_that("a fit saved with saveRDS prints and predicts without its Python object", {
+test_that("a fit saved with saveRDS prints without Python and predicts from its model file", {
   skip_without_python()
   fit <- fit_example()
   path <- tempfile(fileext = ".rds")
   saveRDS(fit, path)
   reloaded <- readRDS(path)
   expect_false(csvmstats:::python_handle_alive(reloaded$python))
+  expect_type(reloaded$model_file, "raw")
   expect_output(print(summary(reloaded)), "Confidence statements")
   newdata <- make_data(20, seed = 3)
   expect_equal(predict(reloaded, newdata, type = "decision"),
@@ -141,16 +142,23 @@ test_that("logical and numeric responses become two-level factors", {
   expect_equal(levels(predict(fit, d[1:3, ])), c("FALSE", "TRUE"))
 })
 
-test_that("Python warnings arrive as R warnings", {
+test_that("Python warnings arrive as R warnings in R's wording, naming the anchor size needed", {
   skip_without_python()
   expect_warning(
     csvm(status ~ ., data = make_data(), tpr_min = 0.99, bound = "hoeffding", time_limit = 20,
          random_state = 7L),
-    "capped at 1"
+    "tpr_min = 0.99 with bound = \"hoeffding\" \\(alpha = 0.05\\) needs at least 14979 anchor positives; the anchor sample has [0-9]+"
   )
+  expect_warning(
+    csvm(status ~ ., data = make_data(), tpr_min = 0.9, bound = "hoeffding", time_limit = 20,
+         random_state = 7L),
+    "bound = \"binomial\".* 29 anchor positives"
+  )
+  expect_equal(csvmstats:::r_wording("use fractions=(0.5, 0.25) with warm_start=False or None"),
+               "use fractions = (0.5, 0.25) with warm_start = FALSE or NULL")
 })
 
-test_that("an RBF fit predicts through Python and says so once Python is gone", {
+test_that("an RBF fit predicts through Python, also after saveRDS/readRDS, and has no coef()", {
   skip_without_python()
   d <- make_data(160)
   fit <- csvm(status ~ dose + age, data = d, tpr_min = 0.8, kernel = "rbf", gamma = 0.5,
@@ -160,7 +168,10 @@ test_that("an RBF fit predicts through Python and says so once Python is gone", 
   expect_output(print(summary(fit)), "Kernel solution")
   decision <- predict(fit, d[1:10, ], type = "decision")
   expect_equal(unname(decision), unname(fit$fitted.values[1:10]), tolerance = 1e-8)
+  expect_error(coef(fit), "kernel fit .* has no coefficients on the predictors")
   path <- tempfile(fileext = ".rds")
   saveRDS(fit, path)
-  expect_error(predict(readRDS(path), d[1:3, ]), "needs the fit's Python object")
+  again <- readRDS(path)
+  expect_equal(predict(again, d[1:10, ], type = "decision"), decision, tolerance = 1e-10)
+  expect_equal(predict(again, d[1:10, ]), predict(fit, d[1:10, ]))
 })

@@ -1,0 +1,46 @@
+# Python warnings re-issued as R warnings, in R's wording.
+
+.rate_units <- c(tpr = "positives", tnr = "negatives", acc = "points")
+
+# Re-issue the warnings Python raised (messages and category names from r_api).
+# A capped target is worded from the anchor requirements (fit_fields()$anchor).
+issue_python_warnings <- function(messages, kinds, anchor = NULL, bound = NULL, alpha = NULL) {
+  messages <- as.character(messages)
+  kinds <- as.character(kinds)
+  for (i in seq_along(messages)) {
+    if (identical(kinds[i], "CappedTargetWarning") && !is.null(anchor)) next
+    warning("csvm: ", r_wording(messages[i]), call. = FALSE)
+  }
+  if (!is.null(anchor) && "CappedTargetWarning" %in% kinds) {
+    for (text in capped_target_messages(anchor, bound, alpha)) warning(text, call. = FALSE)
+  }
+}
+
+# "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate.
+capped_target_messages <- function(anchor, bound, alpha) {
+  capped <- which(anchor$capped)
+  vapply(capped, function(i) {
+    rate <- anchor$rate[i]
+    units <- .rate_units[[rate]]
+    needed <- anchor[[bound]][i]
+    binomial <- anchor$binomial[i]
+    advice <- if (bound != "binomial" && anchor$n[i] >= binomial) {
+      paste0("bound = \"binomial\" needs only ", binomial, " anchor ", units, " and gives a statement here")
+    } else {
+      paste0("give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
+             " anchor ", units, " are needed")
+    }
+    paste0("csvm: ", rate, "_min = ", format(anchor$target[i]), " with bound = \"", bound, "\" (alpha = ",
+           format(alpha), ") needs at least ", needed, " anchor ", units, "; the anchor sample has ",
+           anchor$n[i], ", so all of them had to be classified correctly and no confidence statement ",
+           "follows from the target. ", advice, ".")
+  }, character(1L))
+}
+
+# Python's spelling of arguments and constants in R's.
+r_wording <- function(text) {
+  text <- gsub("\\b([A-Za-z_][A-Za-z0-9_]*)=", "\\1 = ", text, perl = TRUE)
+  text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
+  text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)
+  gsub("\\bNone\\b", "NULL", text, perl = TRUE)
+}
