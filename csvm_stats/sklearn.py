@@ -50,6 +50,8 @@ Conventions
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.pipeline import make_pipeline
@@ -195,6 +197,11 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def _fractions(self) -> tuple[float, float, float]:
         if not self._constrained():
             return (1.0, 0.0, 0.0)
+        if any(isinstance(v, (str, bytes, bool)) or not isinstance(v, numbers.Real)
+               for v in (self.anchor_size, self.holdout_size)):
+            raise DataError(
+                f"anchor_size ({self.anchor_size!r}) and holdout_size ({self.holdout_size!r}) must be numbers."
+            )
         anchor, holdout = float(self.anchor_size), float(self.holdout_size)
         if not (0 < anchor < 1 and 0 <= holdout < 1 and anchor + holdout < 1):
             raise DataError(
