@@ -43,7 +43,9 @@ class CappedTargetWarning(UserWarning):
 
 
 def check_probability(value: float, name: str) -> float:
-    """Return ``value`` as float if it lies strictly between 0 and 1, else raise."""
+    """Return ``value`` as float if it is a number strictly between 0 and 1, else raise (text is never converted)."""
+    if isinstance(value, (str, bytes, bool)):
+        raise DataError(f"{name} must be a number strictly between 0 and 1, got {value!r}.")
     try:
         v = float(value)
     except (TypeError, ValueError):

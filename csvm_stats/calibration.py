@@ -19,6 +19,13 @@ r"""Baseline SVM probabilities and the Brier scores used to compare them with EB
   public description does not pin down how the EBB paper turned it into a
   probability for a new point or what its parameter r is.
 
+Scores of probabilities (:func:`probability_scores`): Brier, log loss (with
+probabilities clipped to ``[LOG_LOSS_CLIP, 1 - LOG_LOSS_CLIP]`` so that a 0 or
+1 on the wrong side costs a finite amount), the expected calibration error
+over ten equal-width bins, :math:`\sum_b (n_b/n)\,|\bar y_b - \bar p_b|`,
+and, when the true probabilities are known (simulations), the mean squared
+error to them.
+
 The tuning of C for the baselines (:func:`tune_svc`) is a cross-validated grid
 search by accuracy over a grid in the CSVM convention (``SVC(C=C/2)``).
 """
@@ -69,6 +76,29 @@ def brier_scores(y: np.ndarray, p_positive: np.ndarray) -> BrierScores:
         float(error[pos].mean()) if pos.any() else float("nan"),
         float(error[neg].mean()) if neg.any() else float("nan"),
     )
+
+
+LOG_LOSS_CLIP = 1e-4
+ECE_BINS = 10
+
+
+def probability_scores(y: np.ndarray, p_positive: np.ndarray, p_true: np.ndarray | None = None) -> dict[str, float]:
+    """Brier, log loss, expected calibration error and (if ``p_true`` is given) the MSE to the truth."""
+    brier = brier_scores(y, p_positive)
+    p = np.asarray(p_positive, dtype=float)
+    hit = (np.asarray(y) > 0).astype(float)
+    q = np.clip(p, LOG_LOSS_CLIP, 1.0 - LOG_LOSS_CLIP)
+    bins = np.minimum((p * ECE_BINS).astype(int), ECE_BINS - 1)
+    counts = np.bincount(bins, minlength=ECE_BINS)
+    gaps = np.abs(np.bincount(bins, weights=hit - p, minlength=ECE_BINS))
+    out = {
+        "brier": brier.overall,
+        "log_loss": float(-np.mean(hit * np.log(q) + (1.0 - hit) * np.log(1.0 - q))),
+        "ece": float(gaps.sum() / counts.sum()),
+    }
+    if p_true is not None:
+        out["mse_true"] = float(np.mean((p - np.asarray(p_true, dtype=float)) ** 2))
+    return out
 
 
 def tune_svc(

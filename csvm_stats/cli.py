@@ -296,6 +296,8 @@ def predict_command(args: argparse.Namespace) -> int:
         table = pd.DataFrame(
             {"predicted": model.coding.decode(decision.to_numpy(), index=decision.index), "decision": decision}
         )
+        if args.proba:
+            table = table.join(model.predict_proba(data, interval=True))
     _write(_escaped(table).to_csv(index_label="row", float_format="%.10g"), args.output)
     return EXIT_OK
 
@@ -445,12 +447,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     predict = commands.add_parser("predict", help="predict new data with a saved model",
                                   description="Predict the rows of a CSV or Parquet file with a saved model; "
-                                              "writes CSV with columns row, predicted, decision.")
+                                              "writes CSV with columns row, predicted, decision "
+                                              "(and p0, p1, p with --proba).")
     predict.add_argument("model", help="model file written by `csvm-stats fit --save`")
     predict.add_argument("data", help="CSV or Parquet file with the predictor columns")
     predict.add_argument("-o", "--output", help="write the predictions to this CSV file instead of standard output "
                          "(text cells starting with =, +, -, @ are written with a leading ' so that spreadsheets "
                          "show them as text instead of running them as formulas)")
+    predict.add_argument("--proba", action="store_true",
+                         help="add the Venn-Abers probability of the positive class: interval p0, p1 and merged p")
     predict.set_defaults(handler=predict_command)
 
     demo = commands.add_parser("demo", help="CSVM with a required TPR on the Wisconsin breast cancer data",

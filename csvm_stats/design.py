@@ -168,9 +168,14 @@ def _stratum_counts(n: int, fractions: Sequence[float]) -> np.ndarray:
 
 def check_fractions(fractions: Sequence[float]) -> tuple[float, float, float]:
     """Validate (train, anchor, holdout) shares: non-negative, train > 0, summing to 1."""
-    if len(fractions) != 3:
+    if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__len__") or len(fractions) != 3:
         raise DataError(f"fractions must be (train, anchor, holdout), got {fractions!r}.")
-    f = tuple(float(v) for v in fractions)
+    if any(isinstance(v, (str, bytes, bool)) for v in fractions):
+        raise DataError(f"fractions must be three numbers (train, anchor, holdout), got {fractions!r}.")
+    try:
+        f = tuple(float(v) for v in fractions)
+    except (TypeError, ValueError):
+        raise DataError(f"fractions must be three numbers (train, anchor, holdout), got {fractions!r}.") from None
     if any(v < 0 or np.isnan(v) for v in f) or f[0] <= 0 or abs(sum(f) - 1.0) > 1e-9:
         raise DataError(
             f"fractions must be three non-negative shares summing to 1 with a positive training share, got {fractions!r}."

@@ -17,12 +17,45 @@ on S (0 elsewhere) and
 
 .. math:: P(y=+1 \mid x) = \sum_\theta \rho_\theta \, P(y=+1 \mid x, \theta).
 
+**EBB-VA** (``EBB(calibration="venn-abers")``, not in the paper) keeps
+EBB's fits and weights and calibrates its probability by a Venn-Abers
+predictor (:mod:`csvm_stats.venn_abers`) fitted on each training point's
+*out-of-bag* EBB probability, :math:`\sum_\theta \rho_\theta` times the
+share of positive scores among the fits whose bootstrap sample left the point
+out; ``predict_interval`` gives the interval [p0, p1]. The out-of-bag
+probability averages fewer fits than a new point's, so this has no
+finite-sample guarantee; ``benchmarks/results/probabilities.md`` measures it.
+
 EBB uses the threshold t = 0. **CEBB1** moves it: t = -a (a >= 0) so that the
 required share of the positive training points gets :math:`P(y=+1 \mid x) \ge 1/2`
 (``tpr_min``), or t = +a so that the required share of negative training points
 gets :math:`P(y=+1 \mid x) < 1/2` (``tnr_min``). **CEBB2** keeps t = 0 and
 replaces each SVM by the CSVM with the rate constraints on the bootstrap
 sample's distinct points (:func:`csvm_stats.bootstrap.fit_csvm_batch`).
+
+**Defaults and deviations from the paper.** The defaults are the paper's
+headline EBB (its Table 6, "all the values of theta"): ``eps = inf`` keeps
+every theta, weighted by its out-of-bag accuracy; ``eps = 0`` (best theta
+only, the paper's degenerate case) was the worst setting in every scenario of
+``benchmarks/results/probabilities.md``. Where this implementation departs from
+the paper's text:
+
+* bootstrap samples are **stratified** (each class resampled to its own size),
+  so that every sample holds both classes and can be fitted;
+* **no standardisation inside the bootstrap**: the columns are standardised
+  once, outside (by the caller, e.g. :class:`~csvm_stats.results.CSVMResults`
+  or the benchmarks' fold preprocessing), not refitted on every bootstrap sample;
+* every libsvm fit stops at ``LIBSVM_MAX_ITER`` iterations
+  (:data:`csvm_stats.bootstrap.LIBSVM_MAX_ITER`); capped fits are used as
+  they are, counted in ``n_unconverged_`` and warned about;
+* CEBB2's CSVM uses big-M = 100 (:data:`csvm_stats.engine.DEFAULT_BIG_M`;
+  the paper 1000) or indicator constraints where the backend has them, and a
+  per-fit ``time_limit`` of 10 s (the paper 300 s), keeping the incumbent;
+* ``bound`` defaults to Hoeffding's margin on the required rates (the paper's
+  CSVM margin); ``bound="none"`` is the EBB paper's plain share;
+* ``reliability="auc"`` with ``eps = 0`` warns: AUC ignores
+  the intercept, so the best-AUC theta is often a tiny C whose scores put
+  nearly every point on one side of 0, and its vote shares collapse to 0 or 1.
 
 The required share becomes a required count by
 :func:`csvm_stats.bounds.adjust_target` with ``alpha`` and ``bound`` (as the
@@ -65,6 +98,7 @@ from csvm_stats.bootstrap import (
 from csvm_stats.bounds import BOUNDS, AdjustedTarget, CappedTargetWarning, adjust_target
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import KERNELS, Kernel, resolve_kernel
+from csvm_stats.venn_abers import VennAbers
 
 VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
 DEFAULT_C_GRID = 2.0 ** np.arange(-5, 6)
@@ -96,7 +130,8 @@ class EBB(ClassifierMixin, BaseEstimator):
         Theta is every (C, gamma) pair.
     n_bootstrap : B, bootstrap samples per theta (paper: 500).
     eps : keep every theta whose reliability is within ``eps`` of the best;
-        0 keeps the best only (all tied best ones).
+        ``inf`` (default, the paper's headline EBB) keeps all, 0 keeps the
+        best only (all tied best ones).
     reliability : "accuracy", "auc" or "gmean", measured out of bag.
     variant : "ebb", "cebb1" (moved threshold) or "cebb2" (CSVM fits).
     tpr_min, tnr_min, acc_min : required rates (CEBB1: exactly one of tpr_min,
@@ -106,6 +141,8 @@ class EBB(ClassifierMixin, BaseEstimator):
     random_state : int, SeedSequence or Generator seeding the bootstrap samples.
     progress : show a tqdm bar; None shows it when stderr is a terminal.
     solver, time_limit : CSVM backend and per-fit time limit in seconds (CEBB2).
+    calibration : None (the paper's probabilities) or "venn-abers" (EBB-VA,
+        module docstring; variant "ebb" only).
 
     Cost: EBB and CEBB1 fit ``n_bootstrap x n_theta`` SVMs (5,500 for the
     paper's setting, seconds on Wisconsin). CEBB2 solves up to as many mixed
@@ -129,6 +166,9 @@ class EBB(ClassifierMixin, BaseEstimator):
     n_unconverged_ : SVM fits stopped at libsvm's iteration cap (warned).
     n_capped_ : CEBB2 only, bootstrap samples whose required count was capped
         at all anchor points of a class (warned).
+    oob_proba_ : EBB-VA only, (n,) out-of-bag EBB probability of each
+        training point (NaN for a point no fit left out).
+    venn_abers_ : EBB-VA only, the Venn-Abers predictor fitted on them.
     """
 
     def __init__(
@@ -138,7 +178,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         C_grid=None,
         gamma_grid=None,
         n_bootstrap=500,
-        eps=0.0,
+        eps=float("inf"),
         reliability="accuracy",
         variant="ebb",
         tpr_min=None,
@@ -151,6 +191,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         progress=None,
         solver="auto",
         time_limit=10.0,
+        calibration=None,
     ):
         self.kernel = kernel
         self.C_grid = C_grid
@@ -169,6 +210,7 @@ class EBB(ClassifierMixin, BaseEstimator):
         self.progress = progress
         self.solver = solver
         self.time_limit = time_limit
+        self.calibration = calibration
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -201,10 +243,26 @@ class EBB(ClassifierMixin, BaseEstimator):
             raise DataError(f"bound must be one of {BOUNDS}, got {self.bound!r}.")
         if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, (int, np.integer)) or self.n_bootstrap < 1:
             raise DataError(f"n_bootstrap must be a positive integer, got {self.n_bootstrap!r}.")
-        if not (np.isscalar(self.eps) and np.isfinite(self.eps) and self.eps >= 0):
-            raise DataError(f"eps must be a number >= 0, got {self.eps!r}.")
+        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float, np.number)) or not self.eps >= 0:
+            raise DataError(f"eps must be a number >= 0 (inf keeps every theta), got {self.eps!r}.")
+        if self.eps == 0 and self.reliability == "auc":
+            warnings.warn(
+                "reliability='auc' with eps=0 keeps only the theta with the best out-of-bag AUC, "
+                "which ignores the intercept: it is often a tiny C whose scores put nearly "
+                "every point on one side of 0, so the probabilities collapse to 0 or 1. Use eps > 0 (the default "
+                "keeps every theta) or reliability='accuracy'.",
+                UserWarning,
+                stacklevel=3,
+            )
         if not (isinstance(self.kernel, Kernel) or callable(self.kernel) or self.kernel in KERNELS):
             raise DataError(f"kernel must be one of {KERNELS} or a callable, got {self.kernel!r}.")
+        if self.calibration not in (None, "venn-abers"):
+            raise DataError(f"calibration must be None or 'venn-abers', got {self.calibration!r}.")
+        if self.calibration is not None and self.variant != "ebb":
+            raise DataError(
+                f"calibration='venn-abers' calibrates EBB's probabilities (variant='ebb'); variant={self.variant!r} "
+                "moves its threshold or its fits on purpose. Use variant='ebb' or calibration=None."
+            )
         if not (np.isscalar(self.time_limit) and self.time_limit > 0):
             raise DataError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}.")
 
@@ -258,7 +316,17 @@ class EBB(ClassifierMixin, BaseEstimator):
         if self.variant == "cebb1":
             kind, target = next(iter(rates.items()))
             self._fit_threshold(X, y_pm, kind, target)
+        if self.calibration is not None:
+            self._fit_venn_abers(X, y_pm, S)
         return self
+
+    def _fit_venn_abers(self, X: np.ndarray, y_pm: np.ndarray, S: np.ndarray) -> None:
+        """EBB-VA: Venn-Abers on each training point's out-of-bag EBB probability (module docstring)."""
+        self.oob_proba_ = out_of_bag_proba(self.ensembles_, self.rho_, X, S)
+        seen = ~np.isnan(self.oob_proba_)
+        if not seen.any():
+            raise DataError("no training point was left out of any bootstrap sample; raise n_bootstrap for EBB-VA.")
+        self.venn_abers_ = VennAbers.fit(self.oob_proba_[seen], y_pm[seen])
 
     def _run(self, tasks: list, label: str) -> list:
         show = self.progress if self.progress is not None else sys.stderr.isatty()
@@ -424,16 +492,46 @@ class EBB(ClassifierMixin, BaseEstimator):
         return np.clip((scores >= threshold) @ weights, 0.0, 1.0)
 
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) probabilities, columns in ``classes_`` order (positive class last)."""
+        """(n, 2) probabilities, columns in ``classes_`` order (positive class last).
+
+        The paper's P(y = +1 | x); with ``calibration="venn-abers"`` its merged
+        Venn-Abers calibration (EBB-VA).
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         p = self._proba_positive(X, self.threshold_)
+        if self.calibration is not None:
+            p = self.venn_abers_.predict(p)
         return np.column_stack([1.0 - p, p])
+
+    def predict_interval(self, X) -> np.ndarray:
+        """EBB-VA only: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(y = positive | x)."""
+        check_is_fitted(self)
+        if self.calibration is None:
+            raise DataError("predict_interval needs calibration='venn-abers' (EBB-VA); the paper's EBB has no interval.")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        p0, p1 = self.venn_abers_.interval(self._proba_positive(X, self.threshold_))
+        return np.column_stack([p0, p1])
 
     def predict(self, X) -> np.ndarray:
         """The positive class where P(y = positive | x) >= 1/2, else the negative one."""
         p = self.predict_proba(X)[:, 1]
         return np.where(p >= 0.5, self.classes_[1], self.classes_[0])
+
+
+def out_of_bag_proba(ensembles: list[Ensemble], rho: np.ndarray, X: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Each training row's EBB probability from the fits whose bootstrap sample (row of ``S``) left it out.
+
+    ``ensembles`` hold one model per bootstrap sample, in the order of ``S``
+    (the SVM fits of EBB and CEBB1); NaN for a row no sample left out.
+    """
+    out_of_bag = S.T == 0
+    n_out = out_of_bag.sum(axis=1)
+    share = np.zeros(X.shape[0])
+    for weight, ens in zip(rho, ensembles):
+        if weight > 0:
+            share += weight * np.sum((ens.scores(X) >= 0) & out_of_bag, axis=1) / np.maximum(n_out, 1)
+    return np.where(n_out > 0, np.clip(share, 0.0, 1.0), np.nan)
 
 
 def _batches(n_bootstrap: int, size: int = BATCH_SIZE) -> list[slice]:

@@ -62,6 +62,7 @@ class FormulaDesign:
             )
         if self.inputs is not None:
             check_columns(data, "newdata")
+            data = _string_names(data)
             missing = [c for c in self.inputs if c not in set(map(str, data.columns))]
             if missing:
                 raise DataError(
@@ -156,6 +157,13 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
                 raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
 
 
+def _string_names(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` with its column names as strings (the grammar names columns by text; ``0`` is ``"0"``)."""
+    if all(isinstance(c, str) for c in data.columns):
+        return data
+    return data.rename(columns=str)
+
+
 def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
     try:
@@ -193,6 +201,8 @@ def build_design(
     check_columns(data)
     if data.shape[0] == 0:
         raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
+    if safe:
+        data = _string_names(data)
     name, matrix, spec, parsed = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
     X = _without_intercept(matrix, data.index)
     if X.shape[1] == 0:

@@ -44,9 +44,17 @@ A ZIP archive with exactly these members:
     (the selected features and their coefficients in original units; absent
     for a full-feature CSVM and in older files).
 
+    ``calibration`` (optional; absent in files written before it existed):
+    null, or ``{"method": "held-out"|"cross-fitted", "n": int,
+    "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
+    of the decision function (:mod:`csvm_stats.fit_calibration`).
+
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
-    ``reference`` (m, p) and ``projection`` (m, r).
+    ``reference`` (m, p) and ``projection`` (m, r); with a calibration
+    ``va_scores`` (k,) (the distinct calibration decision values, increasing)
+    and ``va_p0``, ``va_p1`` (2k + 1,) (the Venn-Abers probabilities of every
+    slot, :class:`csvm_stats.venn_abers.VennAbers`).
 
 The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
 :math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
@@ -85,6 +93,7 @@ from csvm_stats import __version__
 from csvm_stats.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError
 from csvm_stats.kernels import FeatureMap, Kernel
+from csvm_stats.venn_abers import VennAbers, merge
 from csvm_stats.validation import check_feature_table, check_unique_columns
 
 if TYPE_CHECKING:
@@ -99,6 +108,7 @@ ARRAY_PREFIX = "arrays/"
 #: Arrays every model has, and those a kernel model adds.
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
+CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
 #: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
 #: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
 MAX_MEMBER_BYTES = 2**30
@@ -259,6 +269,8 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
         return save_multiclass(results, path)
     fit = results.engine_fit
     coding = results.model.coding
+    kernel = kernel_fields(fit.feature_map)
+    calibration = _saved_calibration(results)  # before the report, so that its summary shows the calibration
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -271,11 +283,18 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
         },
         "columns": list(results.model.exog_names),
         "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
-        "kernel": kernel_fields(fit.feature_map),
+        "kernel": kernel,
         "intercept": float(results.intercept),
+        "calibration": None,
         "report": results_report(results),
     }
-    return write_archive(path, metadata, model_arrays(fit.coef, results.scaler, fit.feature_map))
+    arrays = model_arrays(fit.coef, results.scaler, fit.feature_map)
+    if calibration is not None:
+        va = calibration.predictor
+        metadata["calibration"] = {"method": calibration.method, "n": va.n, "n_positive": va.n_positive,
+                                   "folds": calibration.folds}
+        arrays |= {"va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1}
+    return write_archive(path, metadata, arrays)
 
 
 def kernel_fields(fmap: FeatureMap) -> dict[str, Any]:
@@ -315,6 +334,14 @@ def write_archive(path: str | Path, metadata: dict[str, Any], arrays: dict[str, 
             np.save(buffer, np.ascontiguousarray(array, dtype=np.float64), allow_pickle=False)
             archive.writestr(f"{ARRAY_PREFIX}{name}.npy", buffer.getvalue())
     return path
+
+
+def _saved_calibration(results: CSVMResults):
+    """The fit's Venn-Abers calibration (computed now if needed), or None when the data are too few for one."""
+    try:
+        return results.calibration
+    except DataError:
+        return None
 
 
 # ---------------------------------------------------------------------- loading
@@ -429,7 +456,8 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         _require(not repeated, f"member(s) {repeated} appear more than once")
         members = {info.filename: info for info in infos}
         _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
-        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS} | {METADATA_MEMBER}
+        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
+        expected |= {METADATA_MEMBER}
         unknown = sorted(set(members) - expected)
         _require(not unknown, f"unexpected member(s) {unknown}")
         for info in infos:
@@ -572,6 +600,27 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
 
 
+def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
+    """The stored Venn-Abers predictor and its method, or (None, None) for a file without one."""
+    present = [n for n in CALIBRATION_ARRAYS if n in arrays]
+    if fields is None:
+        _require(not present, "calibration arrays without calibration metadata")
+        return None, None
+    _require(isinstance(fields, dict), "calibration must be an object or null")
+    _require(len(present) == len(CALIBRATION_ARRAYS), f"a calibration needs the arrays {list(CALIBRATION_ARRAYS)}")
+    method, n, n_pos, folds = (fields.get(k) for k in ("method", "n", "n_positive", "folds"))
+    _require(method in ("held-out", "cross-fitted"), "calibration.method must be 'held-out' or 'cross-fitted'")
+    counts = (n, n_pos, folds)
+    _require(all(isinstance(v, int) and not isinstance(v, bool) for v in counts), "calibration counts must be integers")
+    _require(0 <= n_pos <= n and n >= 1 and folds >= 0, "calibration counts are inconsistent")
+    scores, p0, p1 = (arrays[k] for k in CALIBRATION_ARRAYS)
+    k = scores.size
+    _require(scores.ndim == 1 and k >= 1 and bool(np.all(np.diff(scores) > 0)), "va_scores must increase strictly")
+    _require(p0.shape == (2 * k + 1,) and p1.shape == (2 * k + 1,), f"va_p0 and va_p1 must have {2 * k + 1} entries")
+    _require(bool(np.all((0 <= p0) & (p0 <= p1) & (p1 <= 1))), "va_p0 <= va_p1 must lie in [0, 1]")
+    return VennAbers(scores, p0, p1, n, n_pos), method
+
+
 @dataclass(frozen=True)
 class SavedModel:
     """A CSVM loaded from a model file: it predicts, and it carries the fit's report.
@@ -590,6 +639,8 @@ class SavedModel:
     formula: FormulaDesign | None
     report: dict[str, Any]
     library_version: str
+    calibration: VennAbers | None = None
+    calibration_method: str | None = None
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
         """New data as the model's design columns, index kept; missing columns are an error."""
@@ -631,6 +682,19 @@ class SavedModel:
         """Predicted labels in the original coding, indexed like the data."""
         decision = self.decision_function(newdata)
         return self.coding.decode(decision.to_numpy(), index=decision.index)
+
+    def predict_proba(self, newdata: Any, *, interval: bool = False) -> pd.Series | pd.DataFrame:
+        """Venn-Abers P(positive | x) as the fit gave it (``interval=True``: columns p0, p1, p)."""
+        if self.calibration is None:
+            raise DataError(
+                "this model file holds no probability calibration (written before calibrations were saved, or "
+                "fitted on too few points for one); refit and save the model again to get probabilities."
+            )
+        decision = self.decision_function(newdata)
+        p0, p1 = self.calibration.interval(decision.to_numpy())
+        if interval:
+            return pd.DataFrame({"p0": p0, "p1": p1, "p": merge(p0, p1)}, index=decision.index)
+        return pd.Series(merge(p0, p1), index=decision.index, name=f"P({self.coding.positive!r})")
 
     @property
     def summary_text(self) -> str:
@@ -725,6 +789,7 @@ def _load(path: Path) -> SavedModel:
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
     report = _report(metadata.get("report"), columns)
+    calibration, method = _calibration(metadata.get("calibration"), arrays)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),
@@ -735,4 +800,6 @@ def _load(path: Path) -> SavedModel:
         formula=_formula(metadata.get("formula"), columns),
         report=report,
         library_version=str(metadata.get("library_version")),
+        calibration=calibration,
+        calibration_method=method,
     )

@@ -46,12 +46,17 @@ from csvm_stats.certification import (
     two_sided_bounds,
 )
 from csvm_stats.ebb import EBB
+from csvm_stats.exceptions import DataError
+from csvm_stats.fit_calibration import Calibration, calibrate, planned_route
 from csvm_stats.fitstate import FittedState
 from csvm_stats.problem import RATE_KINDS as RATES
 from csvm_stats.solvers.base import SolveRecord, Status
 from csvm_stats.summary import Summary, build_summary
+from csvm_stats.venn_abers import merge
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
+#: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
+PROBABILITY_METHODS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2", "ebb-va")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
 SUPPORT_TOL = 1e-6
 #: w counts as numerically zero when max |w'phi(x)| <= ZERO_RULE_RTOL * max(1, |b|) (:attr:`CSVMResults.degenerate`).
@@ -85,7 +90,7 @@ class CSVMResults:
         self.umbrella = state.umbrella
         self.random_state = state.random_state
         self.intercept = self.engine_fit.intercept if self.umbrella is None else self.umbrella.intercept
-        self._ensembles: dict[tuple[int, int], EBB] = {}
+        self._ensembles: dict[tuple[str, int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
     def _scores(self, X: np.ndarray) -> np.ndarray:
@@ -130,22 +135,45 @@ class CSVMResults:
             return "cebb1"
         return "cebb2"
 
-    def probability_ensemble(self, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None) -> EBB:
-        """The fitted ensemble behind :meth:`predict_proba` (fitted once per n_bootstrap and seed).
+    @cached_property
+    def calibration(self) -> Calibration:
+        """The Venn-Abers calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.fit_calibration`).
 
-        It is fitted on the training and anchor samples, standardised as the
-        CSVM was, with the CSVM's kernel, the paper's C grid and the model's
-        targets, alpha and bound. The held-out sample is not used.
+        Held-out (inductive Venn-Abers on H) when H has enough points of both
+        classes, else cross-fitted (the CSVM refitted on folds of I u J).
         """
-        key = (n_bootstrap, random_state)
+        return calibrate(self)
+
+    @property
+    def ready_calibration(self) -> Calibration | None:
+        """:attr:`calibration` when it is cheap (held-out) or already computed; None before a cross-fit."""
+        if "calibration" in vars(self) or planned_route(self) == "held-out":
+            return self.calibration
+        return None
+
+    def probability_ensemble(
+        self, *, variant: str | None = None, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
+    ) -> EBB:
+        """A fitted EBB / CEBB1 / CEBB2 ensemble (fitted once per variant, n_bootstrap and seed).
+
+        ``variant`` defaults to :attr:`probability_variant`; ``"ebb-va"`` is
+        EBB calibrated on its out-of-bag probabilities (:mod:`csvm_stats.ebb`). The ensemble is
+        fitted on the training and anchor samples, standardised as the CSVM
+        was, with the CSVM's kernel, the paper's C grid and EBB's defaults
+        (all theta), and with the model's targets, alpha and bound for the
+        CEBB variants. The held-out sample is not used.
+        """
+        variant = self.probability_variant if variant is None else variant
+        key = (variant, n_bootstrap, random_state)
         if key not in self._ensembles:
             rows = np.concatenate([self.split.train, self.split.anchor])
             X = self.scaler.transform(self.model.exog.to_numpy()[rows])
-            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()}
+            targets = {f"{rate}_min": p0 for rate, p0 in self.model.targets.items()} if variant not in ("ebb", "ebb-va") else {}
             ensemble = EBB(
                 kernel=self.engine_fit.feature_map.kernel,
                 n_bootstrap=n_bootstrap,
-                variant=self.probability_variant,
+                variant="ebb" if variant == "ebb-va" else variant,
+                calibration="venn-abers" if variant == "ebb-va" else None,
                 alpha=self.model.alpha,
                 bound=self.model.bound,
                 n_jobs=n_jobs,
@@ -157,13 +185,60 @@ class CSVMResults:
         return self._ensembles[key]
 
     def predict_proba(
-        self, newdata: Any = None, *, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
-    ) -> pd.Series:
-        """P(y = positive class | x) from :meth:`probability_ensemble`, indexed like the data."""
+        self,
+        newdata: Any = None,
+        *,
+        method: str = "venn-abers",
+        interval: bool = False,
+        n_bootstrap: int = 500,
+        random_state: int = 0,
+        n_jobs: int | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """P(y = positive class | x), indexed like the data.
+
+        ``method="venn-abers"`` (default): the merged Venn-Abers probability of
+        :attr:`calibration`; with ``interval=True`` a DataFrame with the
+        interval ``p0``, ``p1`` and the merged ``p``. The probability is
+        monotone in f(x): see :attr:`probability_threshold`.
+        ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
+        (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
+        ``n_jobs`` apply to them only); these have no interval.
+        ``method="ebb-va"``: EBB calibrated by Venn-Abers on its out-of-bag
+        probabilities (not in the paper), with an interval.
+        """
         design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
-        ensemble = self.probability_ensemble(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs)
-        p = ensemble.predict_proba(self.scaler.transform(design.to_numpy()))[:, 1]
-        return pd.Series(p, index=design.index, name=f"P({self.model.coding.positive!r})")
+        name = f"P({self.model.coding.positive!r})"
+        if method == "venn-abers":
+            f = self._fitted_decision if newdata is None else self._decision(design.to_numpy())
+            p0, p1 = self.calibration.predictor.interval(f)
+            p = merge(p0, p1)
+            if interval:
+                return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
+            return pd.Series(p, index=design.index, name=name)
+        if method not in PROBABILITY_METHODS:
+            raise DataError(f"method must be one of {PROBABILITY_METHODS}, got {method!r}.")
+        if interval and method != "ebb-va":
+            raise DataError(
+                f"method={method!r} gives point probabilities only; interval=True needs method='venn-abers' or 'ebb-va'."
+            )
+        ensemble = self.probability_ensemble(
+            variant=method, n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs
+        )
+        Xs = self.scaler.transform(design.to_numpy())
+        p = ensemble.predict_proba(Xs)[:, 1]
+        if interval:
+            p0, p1 = ensemble.predict_interval(Xs).T
+            return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
+        return pd.Series(p, index=design.index, name=name)
+
+    def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
+        """The Venn-Abers interval ``p0 <= p1`` and merged ``p`` of P(positive | x) (see :meth:`predict_proba`)."""
+        return self.predict_proba(newdata, interval=True)
+
+    @property
+    def probability_threshold(self) -> float:
+        """The Venn-Abers probability at f(x) = 0: positive calls have P >= it, negative calls P <= it."""
+        return self.calibration.threshold
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -31,17 +31,26 @@ Conventions
 * **C** is the CSVM's: objective ``w'w + C sum(xi)``, i.e. ``SVC(C=C/2)``.
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
-* **Probabilities** are a separate bootstrap component
-  (:class:`csvm_stats.ebb.EBB`), fitted only when ``probability`` names a
-  variant; ``predict_proba`` exists only then. ``"ebb"`` is the plain
-  ensemble, ``"cebb1"`` moves its threshold to meet the one required class
-  rate, ``"cebb2"`` uses the CSVM inside the ensemble (slow: one mixed-integer
-  program per bootstrap sample and grid point). The probabilities come from the
-  ensemble, so ``argmax(predict_proba)`` may disagree with ``predict``, which
-  is the CSVM's rule.
+* **Probabilities** (``probability="venn-abers"``, the default) are the
+  results' Venn-Abers calibration of the CSVM's own decision function
+  (:mod:`csvm_stats.fit_calibration`): on the held-out sample when it is large
+  enough, else cross-fitted (5 refits of the CSVM, computed at the first
+  ``predict_proba``). They are non-decreasing in ``decision_function``, so
+  ``predict`` is a threshold on them: positive when
+  ``P >= results_.probability_threshold``, which need not be 1/2 (a TPR
+  requirement moves it down), so ``argmax(predict_proba)`` can differ from
+  ``predict``. ``predict_interval`` gives the interval [p0, p1].
+  ``probability="ebb" | "cebb1" | "cebb2"`` fits the paper's bootstrap
+  ensemble (:class:`csvm_stats.ebb.EBB`) instead: ``"ebb"`` the plain
+  ensemble, ``"cebb1"`` with its threshold moved to meet the one required
+  class rate, ``"cebb2"`` with the CSVM inside (slow: one mixed-integer
+  program per bootstrap sample and grid point). ``False`` offers no
+  ``predict_proba``.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -54,12 +63,19 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from csvm_stats.exceptions import DataError
 from csvm_stats.validation import check_feature_table, check_labels_present
 
-PROBABILITY_VARIANTS: tuple[str, ...] = ("ebb", "cebb1", "cebb2")
+PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
 
 def _probability_requested(estimator: CSVMClassifier) -> bool:
-    """``predict_proba`` is offered only when a bootstrap ensemble was requested."""
-    return estimator.probability is not False and estimator.probability is not None
+    """``predict_proba`` is offered unless ``probability=False`` (or None) or the fit was multiclass."""
+    requested = estimator.probability is not False and estimator.probability is not None
+    results = getattr(estimator, "results_", None)
+    return requested and (results is None or hasattr(results, "calibration"))  # multiclass results have none
+
+
+def _venn_abers(estimator: CSVMClassifier) -> bool:
+    """``predict_interval`` is offered with the Venn-Abers probabilities."""
+    return estimator.probability in (True, "venn-abers") and _probability_requested(estimator)
 
 
 class CSVMClassifier(ClassifierMixin, BaseEstimator):
@@ -87,9 +103,11 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     standardize : centre and scale columns with the training and anchor rows.
     solver, time_limit, mip_gap : backend ("auto", "scip", "gurobi"), the
         per-fit time limit in seconds and the relative optimality gap.
-    probability : ``False`` (no ``predict_proba``), ``True`` or ``"ebb"``,
-        ``"cebb1"`` or ``"cebb2"``: fit that bootstrap ensemble as well.
-    n_bootstrap : B of the ensemble.
+    probability : ``"venn-abers"`` (default, or ``True``): calibrated
+        probabilities of the CSVM's decision function; ``"ebb"``, ``"cebb1"``
+        or ``"cebb2"``: fit that bootstrap ensemble as well; ``False``: no
+        ``predict_proba``.
+    n_bootstrap : B of the ensemble (EBB variants only).
     random_state : seeds the sample split, the solver and the bootstrap.
 
     Attributes
@@ -100,9 +118,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     coef_ : (1, p) coefficients on the original columns (linear kernel only);
         (K, p), one row per class, for the multiclass CSVM.
     intercept_ : (1,) intercept on the original columns (linear kernel only); (K,) for several classes.
-    probability_estimator_ : the fitted :class:`csvm_stats.ebb.EBB` (after a
-        ``StandardScaler`` when ``standardize``), when probabilities were
-        requested. It is fitted on all rows with its own grid of C values.
+    probability_estimator_ : with an EBB variant only, the fitted
+        :class:`csvm_stats.ebb.EBB` (after a ``StandardScaler`` when
+        ``standardize``), fitted on all rows with its own grid of C values.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
 
@@ -130,7 +148,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         solver="auto",
         time_limit=60.0,
         mip_gap=1e-4,
-        probability=False,
+        probability="venn-abers",
         n_bootstrap=100,
         random_state=None,
         recall_min=None,
@@ -165,7 +183,8 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         # several classes unless a two-class option (a rate of one class, probabilities) is set
         binary_options = any(v is not None for v in (self.tpr_min, self.tnr_min, self.acc_min))
-        tags.classifier_tags.multi_class = not (binary_options or _probability_requested(self))
+        ensemble = self.probability in ("ebb", "cebb1", "cebb2")  # the bootstrap ensembles are two-class methods
+        tags.classifier_tags.multi_class = not (binary_options or ensemble)
         return tags
 
     # ------------------------------------------------------------------ fit
@@ -178,6 +197,11 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def _fractions(self) -> tuple[float, float, float]:
         if not self._constrained():
             return (1.0, 0.0, 0.0)
+        if any(isinstance(v, (str, bytes, bool)) or not isinstance(v, numbers.Real)
+               for v in (self.anchor_size, self.holdout_size)):
+            raise DataError(
+                f"anchor_size ({self.anchor_size!r}) and holdout_size ({self.holdout_size!r}) must be numbers."
+            )
         anchor, holdout = float(self.anchor_size), float(self.holdout_size)
         if not (0 < anchor < 1 and 0 <= holdout < 1 and anchor + holdout < 1):
             raise DataError(
@@ -189,7 +213,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def _probability_variant(self) -> str | None:
         if not _probability_requested(self):
             return None
-        variant = "ebb" if self.probability is True else self.probability
+        variant = "venn-abers" if self.probability is True else self.probability
         if variant not in PROBABILITY_VARIANTS:
             raise DataError(
                 f"probability must be False, True or one of {PROBABILITY_VARIANTS}, got {self.probability!r}."
@@ -249,7 +273,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         if self.results_.is_linear:
             params = self.results_.params.to_numpy()
             self.coef_, self.intercept_ = params[None, :-1], params[-1:]
-        if variant is not None:
+        if variant not in (None, "venn-abers"):
             self.probability_estimator_ = self._fit_probabilities(X, y, variant, seed)
         return self
 
@@ -258,7 +282,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         from csvm_stats.multiclass.model import MulticlassCSVM
         from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
 
-        if variant is not None:
+        if variant not in (None, "venn-abers") or self.probability is True:  # the default offers no predict_proba
             raise DataError(
                 f"Only binary classification is supported with probability={self.probability!r}: "
                 f"{PROBABILITIES_NOT_OFFERED} Fit with probability=False."
@@ -323,10 +347,20 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_probability_requested)
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) bootstrap-ensemble probabilities, columns in ``classes_`` order."""
-        check_is_fitted(self, "probability_estimator_")
+        """(n, 2) probabilities, columns in ``classes_`` order (Venn-Abers merged p, or the ensemble's)."""
+        check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if _venn_abers(self):
+            p = self.results_.predict_proba(X).to_numpy()
+            return np.column_stack([1.0 - p, p])
         return self.probability_estimator_.predict_proba(X)
+
+    @available_if(_venn_abers)
+    def predict_interval(self, X) -> np.ndarray:
+        """(n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.results_.predict_interval(X)[["p0", "p1"]].to_numpy()
 
     def summary(self):
         """The fit's :class:`~csvm_stats.summary.Summary` (rates, statements, solver, coefficients)."""

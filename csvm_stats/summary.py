@@ -35,6 +35,7 @@ from csvm_stats.certification import (
 )
 from csvm_stats.design import SampleSplit
 from csvm_stats.engine import CSVMFit
+from csvm_stats.fit_calibration import PENDING_DESCRIPTION, Calibration
 from csvm_stats.fitstate import ModelSpec
 from csvm_stats.solvers.base import SolveRecord
 
@@ -233,6 +234,8 @@ class SummarySource(Protocol):
     @property
     def probability_variant(self) -> str: ...
     @property
+    def ready_calibration(self) -> Calibration | None: ...
+    @property
     def rates(self) -> pd.DataFrame: ...
     @property
     def reported_rates(self) -> tuple[str, ...]: ...
@@ -297,9 +300,22 @@ def _model_table(res: SummarySource) -> pd.DataFrame:
             "Margin (bound)": model.bound,
             "alpha": repr(float(model.alpha)),
             "Intercept": intercept_rule,
-            "Probabilities": f"predict_proba fits a {res.probability_variant.upper()} bootstrap ensemble on request",
+            **_probability_rows(res),
         }
     )
+
+
+def _probability_rows(res: SummarySource) -> dict[str, str]:
+    """Which method gives predict_proba, on how many points, and the class rule on the probability scale."""
+    ensembles = f"{res.probability_variant.upper()} with predict_proba(method='{res.probability_variant}')"
+    calibration = res.ready_calibration
+    if calibration is None:
+        return {"Probabilities": PENDING_DESCRIPTION, "EBB probabilities": ensembles}
+    return {
+        "Probabilities": calibration.describe(),
+        "Rule as probability": f"{res.model.coding.positive!r} when P >= {calibration.threshold:.3g}",
+        "EBB probabilities": ensembles,
+    }
 
 
 def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
@@ -410,6 +426,9 @@ def build_summary(
             f"cost on the other class: held-out {RATE_LABELS[cost['rate']]} {cost['correct_csvm_intercept']}/{cost['n']} "
             f"with the CSVM intercept, {cost['correct_guarantee_intercept']}/{cost['n']} with the guarantee intercept."
         )
+    calibration = res.ready_calibration
+    if calibration is not None:
+        summary.add_text(calibration.rule_statement(repr(res.model.coding.positive)) + ".")
     for note in res.warnings:
         summary.add_text(note)
     return summary

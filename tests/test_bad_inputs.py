@@ -127,6 +127,8 @@ API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("big_m negative", _model(big_m=-1), DataError, "big_m must be None or a positive number"),
     ("standardize text", _model(standardize="yes"), DataError, "standardize must be True or False"),
     ("fractions not summing to 1", _model(fractions=(0.5, 0.5, 0.5)), DataError, "fractions"),
+    ("fractions text", _model(fractions=("a", "b", "c")), DataError, "fractions must be three numbers"),
+    ("alpha text", _model(alpha="0.05"), DataError, "alpha must be a number"),
     ("positive not a label", _model(positive="maybe"), DataError, "maybe"),
     ("time_limit negative", _fit(time_limit=-1), DataError, "time_limit must be a non-negative number of seconds"),
     ("time_limit NaN", _fit(time_limit=float("nan")), DataError, "time_limit must be a non-negative number of seconds"),
@@ -218,6 +220,7 @@ ESTIMATOR_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = 
     ("solver misspelt", _est_fit(solver="gurobbi"), DataError, "did you mean 'gurobi'"),
     ("probability variant", _est_fit(probability="platt"), DataError, "probability must be"),
     ("anchor_size", _est_fit(tpr_min=0.8, anchor_size=1.5), DataError, "anchor_size"),
+    ("holdout_size text", _est_fit(tpr_min=0.8, holdout_size="a"), DataError, "holdout_size .* must be numbers"),
     ("predict text column", lambda c: c.estimator.predict(c.frame[["x1", "grp"]]), DataError, r"\['grp'\]"),
     ("predict wrong width", lambda c: c.estimator.predict(c.X[:, :1]), ValueError, "features"),
     ("predict before fit", lambda c: CSVMClassifier().predict(c.X), Exception, "not fitted"),
@@ -239,7 +242,9 @@ def _parquet_with_lists(c: Ctx) -> Path:
 
 def _damaged_model(c: Ctx) -> Path:
     data = bytearray(c.model_file.read_bytes())
-    data[len(data) // 2] ^= 0x55
+    with zipfile.ZipFile(c.model_file) as archive:  # a byte inside model.json's compressed data, not an ignored field
+        info = archive.getinfo("model.json")
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2] ^= 0x55
     return c.file("damaged.csvm", bytes(data))
 
 

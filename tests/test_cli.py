@@ -267,3 +267,38 @@ def test_guarantee_mode_from_the_command_line(files, capsys):
     )
     assert code == EXIT_OK, err
     assert json.loads(out)["rates"]["tpr"]["method"] == "order statistic"
+
+
+# ---------------------------------------------------------------------- probabilities in model files
+def test_saved_model_keeps_the_calibration_and_predict_proba_gives_it(files, capsys):
+    data = pd.read_csv(files["train"])
+    results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)
+    path = save_model(results, files["dir"] / "proba.csvm")
+    new = pd.read_parquet(files["new"])
+    loaded = load_model(path)
+    assert loaded.calibration_method == results.calibration.method
+    np.testing.assert_array_equal(loaded.predict_proba(new, interval=True).to_numpy(),
+                                  results.predict_proba(new, interval=True).to_numpy())
+    code, out, _ = _run(["predict", path, files["new"], "--proba"], capsys)
+    assert code == EXIT_OK
+    table = pd.read_csv(io.StringIO(out))
+    assert list(table.columns) == ["row", "predicted", "decision", "p0", "p1", "p"]
+    np.testing.assert_allclose(table["p"], results.predict_proba(new).to_numpy(), rtol=1e-9)
+
+
+def test_tampered_calibration_is_refused(files, tmp_path):
+    data = pd.read_csv(files["train"])
+    results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)
+    path = save_model(results, files["dir"] / "proba.csvm")
+
+    def drop_method(meta):
+        meta["calibration"]["method"] = "magic"
+
+    with pytest.raises(ModelFileError, match="calibration.method"):
+        load_model(_rewrite(path, tmp_path / "bad_cal.csvm", metadata=drop_method))
+
+    def no_calibration(meta):
+        meta["calibration"] = None
+
+    with pytest.raises(ModelFileError, match="calibration arrays without calibration metadata"):
+        load_model(_rewrite(path, tmp_path / "orphan.csvm", metadata=no_calibration))

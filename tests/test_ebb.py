@@ -205,3 +205,54 @@ def test_cebb2_reports_capped_requirements(cancer):
     assert model.n_capped_ == 2
     assert all(r == {"tpr": int((y[:60][np.flatnonzero(s)] > 0).sum())}
                for r, s in zip(model.fit_records_["required"], bootstrap_multiplicities(y[:60], 2, np.random.SeedSequence(0))))
+
+
+def test_default_keeps_every_theta_as_the_papers_headline_ebb(cancer):
+    X, y = cancer
+    model = EBB(C_grid=C_GRID, n_bootstrap=10, random_state=1).fit(X, y)
+    assert model.eps == float("inf")
+    assert np.all(model.rho_ > 0)
+    np.testing.assert_allclose(model.rho_, model.reliability_ / model.reliability_.sum())
+
+
+def _radial(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    p = 1 / (1 + np.exp(-2.5 * ((X**2).sum(axis=1) - 1.39)))
+    return X, np.where(rng.random(n) < p, 1, -1), p
+
+
+def test_auc_with_eps_zero_warns_and_the_default_does_not_collapse():
+    # AUC ignores the intercept: the best-AUC theta here is a nearly linear rule on a radial
+    # truth, whose vote shares are almost all 0 or 1; keeping every theta (the default) avoids that.
+    X, y, _ = _radial(150, 1000)
+    X_test, _, _ = _radial(1000, 2000)
+    grid = dict(kernel="rbf", C_grid=[2**-5, 1, 8, 32], gamma_grid=[2**-5, 2**-4, 0.5], n_bootstrap=10,
+                reliability="auc", random_state=0)
+    with pytest.warns(UserWarning, match="reliability='auc' with eps=0"):
+        best_only = EBB(eps=0.0, **grid).fit(X, y)
+    default = EBB(**grid).fit(X, y)
+
+    def extreme(model: EBB) -> float:
+        p = model.predict_proba(X_test)[:, 1]
+        return float(np.mean((p < 0.02) | (p > 0.98)))
+
+    assert extreme(best_only) > 0.7
+    assert extreme(default) < 0.4
+
+
+def test_ebb_va_calibrates_the_papers_probabilities_on_out_of_bag_votes(cancer):
+    X, y = cancer
+    paper = EBB(C_grid=C_GRID, n_bootstrap=20, random_state=2).fit(X, y)
+    model = EBB(C_grid=C_GRID, n_bootstrap=20, random_state=2, calibration="venn-abers").fit(X, y)
+    np.testing.assert_array_equal(model.rho_, paper.rho_)  # the same fits and weights
+    seen = ~np.isnan(model.oob_proba_)
+    assert seen.mean() > 0.99 and model.venn_abers_.n == seen.sum()
+    raw = paper.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(model.predict_proba(X)[:, 1], model.venn_abers_.predict(raw))
+    interval = model.predict_interval(X)
+    assert np.all(interval[:, 0] <= interval[:, 1])
+    with pytest.raises(DataError, match="needs calibration='venn-abers'"):
+        paper.predict_interval(X)
+    with pytest.raises(DataError, match="variant='ebb'"):
+        EBB(variant="cebb1", tpr_min=0.9, calibration="venn-abers").fit(X, y)

@@ -277,3 +277,12 @@ def test_c_of_a_name_that_python_would_fold_is_refused_not_misread():
         build_design("y ~ C(\uff4e)", data)
     _, design, _ = build_design("y ~ \uff4e", data)  # a plain look-up keeps the exact name
     np.testing.assert_array_equal(design["\uff4e"], data["\uff4e"])
+
+
+def test_non_string_column_names_are_named_by_their_text():
+    data = _frame().rename(columns={"a": 0})
+    _, design, spec = build_design("y ~ `0` + x", data)
+    assert list(design.columns) == ["0", "x"]
+    np.testing.assert_array_equal(spec.transform(data.drop(columns="y")).to_numpy(), design.to_numpy())
+    _, dotted, _ = build_design("y ~ . - id", data)
+    assert "0" in dotted.columns

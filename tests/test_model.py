@@ -395,10 +395,10 @@ def test_truncated_kernel_rank_is_reported(frame):
 def test_predict_proba_uses_the_matching_ensemble(fitted, frame):
     assert fitted.probability_variant == "cebb1"
     new = frame.drop(columns="status").iloc[[3, 0, 7]]
-    p = fitted.predict_proba(new, n_bootstrap=20, random_state=1)
+    p = fitted.predict_proba(new, method="cebb1", n_bootstrap=20, random_state=1)
     assert list(p.index) == ["p3", "p0", "p7"] and p.name == "P('sick')"
     assert ((p >= 0) & (p <= 1)).all()
-    again = fitted.predict_proba(new, n_bootstrap=20, random_state=1)
+    again = fitted.predict_proba(new, method="cebb1", n_bootstrap=20, random_state=1)
     assert again.equals(p)
     assert fitted.probability_ensemble(n_bootstrap=20, random_state=1).variant == "cebb1"
-    assert "predict_proba fits a CEBB1 bootstrap ensemble on request" in fitted.summary(timing=False).as_text()
+    assert "CEBB1 with predict_proba(method='cebb1')" in fitted.summary(timing=False).as_text()

@@ -15,12 +15,18 @@ from csvm_stats.sklearn import CSVMClassifier
 
 
 def _expected_failures(estimator: CSVMClassifier) -> dict[str, str]:
-    if estimator.probability:
+    if estimator.probability == "ebb":
         return {
             # The probabilities come from a separate bootstrap ensemble (EBB), as
             # SVC's come from Platt scaling; predict is the CSVM's own rule, so
             # argmax(predict_proba) and predict may differ on a few points.
             "check_classifiers_train": "predict is the CSVM rule, predict_proba the bootstrap ensemble's",
+        }
+    if estimator.probability:
+        return {
+            # Venn-Abers probabilities are monotone in the decision value, so predict (f >= 0) is a
+            # threshold on them, results_.probability_threshold, which is not 1/2 in general.
+            "check_classifiers_train": "predict is P >= results_.probability_threshold, not argmax(predict_proba)",
         }
     return {}
 
@@ -29,7 +35,7 @@ def _expected_failures(estimator: CSVMClassifier) -> dict[str, str]:
     [
         CSVMClassifier(),
         CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0),
-        CSVMClassifier(probability=True, n_bootstrap=10, random_state=0),
+        CSVMClassifier(probability="ebb", n_bootstrap=10, random_state=0),
     ],
     expected_failed_checks=_expected_failures,
 )
@@ -79,10 +85,28 @@ def test_positive_class_is_second_label_and_tpr_is_met_on_anchor(small_wisconsin
     assert "Confidence statements" in str(clf.summary())
 
 
-def test_predict_proba_only_when_requested(small_wisconsin):
+def test_default_probabilities_are_venn_abers_and_agree_with_predict(small_wisconsin):
     X, labels = small_wisconsin
-    plain = CSVMClassifier(time_limit=30).fit(X, labels)
-    assert not hasattr(plain, "predict_proba")
+    clf = CSVMClassifier(tpr_min=0.9, bound="binomial", holdout_size=0.3, random_state=0, time_limit=30).fit(X, labels)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    interval = clf.predict_interval(X)
+    assert np.all(interval[:, 0] <= proba[:, 1]) and np.all(proba[:, 1] <= interval[:, 1])
+    order = np.argsort(clf.decision_function(X), kind="stable")
+    assert np.all(np.diff(proba[order, 1]) >= 0)  # monotone in the decision value
+    t = clf.results_.probability_threshold
+    called_positive = clf.predict(X) == clf.classes_[1]
+    assert np.all(proba[called_positive, 1] >= t) and np.all(proba[~called_positive, 1] <= t)
+    # no held-out sample without a rate constraint: cross-fitted on folds of all rows
+    unconstrained = CSVMClassifier(time_limit=30).fit(X, labels)
+    assert unconstrained.results_.calibration.method == "cross-fitted"
+    assert unconstrained.predict_proba(X).shape == (X.shape[0], 2)
+
+
+def test_predict_proba_absent_when_switched_off_and_ebb_on_request(small_wisconsin):
+    X, labels = small_wisconsin
+    plain = CSVMClassifier(probability=False, time_limit=30).fit(X, labels)
+    assert not hasattr(plain, "predict_proba") and not hasattr(plain, "predict_interval")
     with_proba = CSVMClassifier(probability="ebb", n_bootstrap=15, random_state=0, time_limit=30).fit(X, labels)
     proba = with_proba.predict_proba(X)
     assert proba.shape == (X.shape[0], 2)

@@ -218,10 +218,17 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 from csvm_stats.sklearn import CSVMClassifier  # noqa: E402
 
 
-@parametrize_with_checks([
-    CSVMClassifier(penalty="l1", C=0.5),
-    CSVMClassifier(max_features=1, tpr_min=0.8, bound="none", random_state=0),
-])
+@parametrize_with_checks(
+    [
+        CSVMClassifier(penalty="l1", C=0.5),
+        CSVMClassifier(max_features=1, tpr_min=0.8, bound="none", random_state=0),
+    ],
+    # the default Venn-Abers probabilities are monotone in the decision value, so predict (f >= 0) is
+    # P >= results_.probability_threshold, not argmax(predict_proba) (tests/test_sklearn.py says the same)
+    expected_failed_checks=lambda estimator: {
+        "check_classifiers_train": "predict is P >= results_.probability_threshold, not argmax(predict_proba)"
+    },
+)
 def test_sparse_estimators_pass_the_sklearn_checks(estimator, check):
     check(estimator)
 

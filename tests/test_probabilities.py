@@ -1,0 +1,121 @@
+"""Default probabilities of a fitted CSVM: Venn-Abers, held-out or cross-fitted (csvm_stats.fit_calibration)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.fit_calibration import MIN_HOLDOUT, planned_route
+from csvm_stats.model import CSVM
+from csvm_stats.venn_abers import VennAbers
+
+FAST = {"time_limit": 30, "threads": 1}
+
+
+def make_frame(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    sick = rng.random(n) < 1 / (1 + np.exp(-(1.5 * x[:, 0] - x[:, 1])))
+    return pd.DataFrame({"status": np.where(sick, "sick", "healthy"), "x1": x[:, 0], "x2": x[:, 1]},
+                        index=pd.Index([f"p{k}" for k in range(n)], name="patient"))
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return make_frame(400)
+
+
+@pytest.fixture(scope="module")
+def held_out(frame):
+    return CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial").fit(random_state=0, **FAST)
+
+
+def _consistent_with_rule(results, data) -> None:
+    p = results.predict_proba(data)
+    called = results.predict(data) == results.model.coding.positive
+    t = results.probability_threshold
+    assert np.all(p[called] >= t) and np.all(p[~called] <= t)
+
+
+def test_held_out_route_is_venn_abers_on_the_held_out_decision_values(held_out, frame):
+    cal = held_out.calibration
+    h = held_out.split.holdout
+    assert cal.method == "held-out" and cal.predictor.n == h.size
+    f = held_out.decision_function().to_numpy()
+    expected = VennAbers.fit(f[h], held_out.model.y[h])
+    np.testing.assert_array_equal(cal.predictor.p0, expected.p0)
+    new = frame.drop(columns="status").iloc[[5, 1, 9]]
+    table = held_out.predict_interval(new)
+    assert list(table.index) == ["p5", "p1", "p9"] and list(table.columns) == ["p0", "p1", "p"]
+    assert np.all((table["p0"] <= table["p"]) & (table["p"] <= table["p1"]))
+    p = held_out.predict_proba(new)
+    assert p.name == "P('sick')" and np.allclose(p.to_numpy(), table["p"].to_numpy())
+    _consistent_with_rule(held_out, frame)
+
+
+def test_summary_names_the_method_the_points_and_the_threshold(held_out):
+    text = held_out.summary(timing=False).as_text()
+    assert f"Venn-Abers, held-out ({held_out.split.holdout.size} held-out points" in text
+    assert f"'sick' when P >= {held_out.probability_threshold:.3g}" in text
+    assert "This classifier calls a point 'sick' when P('sick') >=" in text
+
+
+def test_guarantee_mode_threshold_matches_the_moved_intercept(frame):
+    res = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial").fit(
+        random_state=1, guarantee=True, **FAST
+    )
+    assert res.calibration.method == "held-out"
+    _consistent_with_rule(res, frame)
+
+
+def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
+    res = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    assert planned_route(res) == "cross-fitted"
+    assert "cross-fitted (5 refits at the first predict_proba)" in res.summary(timing=False).as_text()  # not computed by the summary
+    cal = res.calibration
+    assert cal.method == "cross-fitted" and cal.folds == 5 and cal.predictor.n == len(frame)
+    _consistent_with_rule(res, frame)
+    assert "cross-fitted (400 points, 5 refits" in res.summary(timing=False).as_text()
+
+
+def test_small_held_out_sample_switches_to_cross_fitting():
+    small = make_frame(120, seed=2)
+    res = CSVM.from_formula("status ~ x1 + x2", small, tnr_min=0.7, bound="none").fit(random_state=0, **FAST)
+    assert res.split.holdout.size < MIN_HOLDOUT
+    cal = res.calibration
+    assert cal.method == "cross-fitted" and cal.predictor.n == len(small)
+
+
+def test_too_little_data_is_a_clear_error_not_a_silent_half():
+    tiny = make_frame(8, seed=4)
+    tiny.loc[tiny.index[:3], "status"] = "sick"
+    tiny.loc[tiny.index[3:], "status"] = "healthy"
+    res = CSVM.from_formula("status ~ x1 + x2", tiny, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    with pytest.raises(DataError, match="at least 10 points with both classes"):
+        res.predict_proba()
+
+
+def test_missing_values_in_new_data_are_refused(held_out):
+    new = pd.DataFrame({"x1": [0.1, np.nan], "x2": [0.0, 1.0]})
+    with pytest.raises(DataError):
+        held_out.predict_proba(new)
+
+
+def test_bootstrap_methods_on_request_and_bad_methods(held_out, frame):
+    new = frame.drop(columns="status").iloc[:4]
+    p = held_out.predict_proba(new, method="cebb1", n_bootstrap=10, random_state=1)
+    assert ((p >= 0) & (p <= 1)).all()
+    assert held_out.probability_ensemble(variant="cebb1", n_bootstrap=10, random_state=1).variant == "cebb1"
+    with pytest.raises(DataError, match="interval=True needs method='venn-abers' or 'ebb-va'"):
+        held_out.predict_proba(new, method="ebb", interval=True)
+    with pytest.raises(DataError, match="method must be one of"):
+        held_out.predict_proba(new, method="platt")
+
+
+def test_ebb_va_on_request_gives_an_interval(held_out, frame):
+    new = frame.drop(columns="status").iloc[:6]
+    table = held_out.predict_proba(new, method="ebb-va", interval=True, n_bootstrap=10, random_state=1)
+    assert list(table.columns) == ["p0", "p1", "p"]
+    assert np.all((table["p0"] <= table["p"]) & (table["p"] <= table["p1"]))
