@@ -7,7 +7,7 @@ scores), measured in the same run, alternating, best of ``--repeats``.
 
 Part 2 (accuracy): over repeated stratified 80/20 splits of each data set
 (preprocessing fitted on the training part: median/mode imputation, dummies,
-standardisation - ``csvm_stats.tuning.FoldPreprocessor``), Brier scores of
+standardisation - ``csvm_stats.models.tuning.FoldPreprocessor``), Brier scores of
 P(y=+1|x) on the test part for EBB (best theta, and the eps-ensemble), CEBB1,
 CEBB2, Platt, isotonic and Sollich's plug-in, overall and per class, next to
 what the EBB paper reports (its Table 6 text: which method is best where).
@@ -31,11 +31,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.svm import SVC
 
-from csvm_stats.bootstrap import LIBSVM_MAX_ITER, bootstrap_multiplicities, svc_c
-from csvm_stats.calibration import brier_scores, calibrated_svc, sollich_svc_probabilities, tune_svc
-from csvm_stats.datasets import load_dataset
-from csvm_stats.ebb import DEFAULT_C_GRID, EBB
-from csvm_stats.tuning import FoldPreprocessor
+from csvm_stats.probability.bootstrap import LIBSVM_MAX_ITER, bootstrap_multiplicities, svc_c
+from csvm_stats.probability.calibration import brier_scores, calibrated_svc, sollich_svc_probabilities, tune_svc
+from csvm_stats.data.datasets import load_dataset
+from csvm_stats.probability.ebb import DEFAULT_C_GRID, EBB
+from csvm_stats.models.tuning import FoldPreprocessor
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

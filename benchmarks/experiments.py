@@ -5,7 +5,7 @@ min(1, TNR0 + 0.025), with the Hoeffding margin at alpha = 0.05, big-M = 100
 and the RBF kernel; german also TNR >= 0.65 (Table 3, accuracy tuning) and
 TNR >= 0.65 / 0.7 under G-mean tuning (Table 5). TPR0 / TNR0 are the tuned
 SVM's inner cross-validated rates in each outer training part (see
-``csvm_stats.tuning``). Positive class = majority class. Data standardised
+``csvm_stats.models.tuning``). Positive class = majority class. Data standardised
 inside the folds; votes' ``?`` is a missing value imputed by the training
 mode (the EBB paper's rule; 16 attributes as in the paper's Table 2);
 australian's categorical codes are used as numbers (14 attributes, Table 2);
@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from csvm_stats.datasets import load_dataset, numeric_codes
-from csvm_stats.solvers.base import SolverOptions
-from csvm_stats.tuning import CSVMSpec, Grid, NestedCVResult, RateRequirement, nested_cv
+from csvm_stats.data.datasets import load_dataset, numeric_codes
+from csvm_stats.optimization.solvers.base import SolverOptions
+from csvm_stats.models.tuning import CSVMSpec, Grid, NestedCVResult, RateRequirement, nested_cv
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("wisconsin", "australian", "votes", "german")

@@ -5,9 +5,9 @@ model are saved; each
 file is mutated ``--n`` times in three ways, in equal shares: one byte
 replaced by a random other byte, one bit flipped, and the file truncated at a
 random length. Each mutated file is loaded with
-:func:`csvm_stats.persistence.load_model` and classified:
+:func:`csvm_stats.interfaces.persistence.load_model` and classified:
 
-* ``refused``: :class:`~csvm_stats.persistence.ModelFileError` (CLI exit 3);
+* ``refused``: :class:`~csvm_stats.interfaces.persistence.ModelFileError` (CLI exit 3);
 * ``identical``: it loads, and the model equals the saved one (columns,
   labels, scaling, feature map, coefficients, intercept, formula, report) and
   predicts the same decision values on new data;
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.persistence import ModelFileError, SavedModel, load_model, save_model
+from csvm_stats.interfaces.persistence import ModelFileError, SavedModel, load_model, save_model
 
 KINDS = ("byte", "bit", "truncate")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -50,7 +50,7 @@ def example_frame(n: int, seed: int) -> pd.DataFrame:
 
 def saved_models(folder: Path) -> dict[str, Path]:
     """A linear formula model, an rbf model and a three-class model saved in ``folder``."""
-    from csvm_stats.model import CSVM
+    from csvm_stats.models.model import CSVM
 
     data = example_frame(160, 1)
     three = data.assign(y=np.where(data["x2"] > 0.5, "mid", data["y"]))

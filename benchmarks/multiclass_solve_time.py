@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import load_iris, load_wine
 
-from csvm_stats import solvers
-from csvm_stats.bounds import CappedTargetWarning
-from csvm_stats.datasets import load_classes
+from csvm_stats.optimization import solvers
+from csvm_stats.inference.bounds import CappedTargetWarning
+from csvm_stats.data.datasets import load_classes
 from csvm_stats.exceptions import LicenseLimitError
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 
 
 def problems() -> dict[str, tuple[pd.DataFrame, str, dict]]:

@@ -23,9 +23,9 @@ from sklearn.preprocessing import StandardScaler
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from experiments import load  # noqa: E402
 
-from csvm_stats.bounds import adjust_target  # noqa: E402
-from csvm_stats.engine import fit_csvm  # noqa: E402
-from csvm_stats.solvers import SolverOptions  # noqa: E402
+from csvm_stats.inference.bounds import adjust_target  # noqa: E402
+from csvm_stats.optimization.engine import fit_csvm  # noqa: E402
+from csvm_stats.optimization.solvers import SolverOptions  # noqa: E402
 
 
 def main() -> None:

@@ -56,13 +56,13 @@ from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.svm import SVC
 
 from csvm_stats import CSVM, CSVMClassifier
-from csvm_stats.bootstrap import LIBSVM_MAX_ITER, bootstrap_multiplicities
-from csvm_stats.calibration import calibrated_svc, probability_scores, tune_svc
-from csvm_stats.datasets import load_dataset
-from csvm_stats.ebb import DEFAULT_C_GRID, EBB, out_of_bag_proba
-from csvm_stats.fit_calibration import calibrate
-from csvm_stats.tuning import FoldPreprocessor
-from csvm_stats.venn_abers import VennAbers
+from csvm_stats.probability.bootstrap import LIBSVM_MAX_ITER, bootstrap_multiplicities
+from csvm_stats.probability.calibration import calibrated_svc, probability_scores, tune_svc
+from csvm_stats.data.datasets import load_dataset
+from csvm_stats.probability.ebb import DEFAULT_C_GRID, EBB, out_of_bag_proba
+from csvm_stats.probability.fit_calibration import calibrate
+from csvm_stats.models.tuning import FoldPreprocessor
+from csvm_stats.probability.venn_abers import VennAbers
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ["wisconsin", "australian", "german", "heart", "banknote", "votes", "srbct", "leukemia", "churn", "car", "cervical"]
@@ -84,7 +84,7 @@ TRUTHS = {
 
 
 def ebb_weights(reliability: np.ndarray, eps: float) -> np.ndarray:
-    """EBB's rho for a given eps (the formula of csvm_stats.ebb)."""
+    """EBB's rho for a given eps (the formula of csvm_stats.probability.ebb)."""
     kept = np.where(reliability >= np.nanmax(reliability) - eps, np.nan_to_num(reliability), 0.0)
     return kept / kept.sum()
 

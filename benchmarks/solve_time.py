@@ -41,10 +41,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from csvm_stats.bounds import adjust_target
-from csvm_stats.engine import fit_csvm
+from csvm_stats.inference.bounds import adjust_target
+from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import CSVMError
-from csvm_stats.solvers import SolverOptions, gurobi_usable
+from csvm_stats.optimization.solvers import SolverOptions, gurobi_usable
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SOLVERS = ("bnb", "scip", "gurobi")

@@ -1,6 +1,6 @@
 """Sparse CSVM simulation: are the true features found, and do the held-out statements hold?
 
-Two Gaussian classes (:class:`csvm_stats.simulation.GaussianClasses`) with
+Two Gaussian classes (:class:`csvm_stats.data.simulation.GaussianClasses`) with
 ``informative`` = 5 signal coordinates among ``dim`` = 1000 (the class means
 ``distance`` apart along (e_1 + ... + e_5)/sqrt 5, the other 995 coordinates
 pure noise) give the true TPR of any hyperplane in closed form. Each
@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
-from csvm_stats.model import CSVM
-from csvm_stats.simulation import GaussianClasses
+from csvm_stats.models.model import CSVM
+from csvm_stats.data.simulation import GaussianClasses
 from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table without tabulate
 
 N, DIM, K, P0, ALPHA = 200, 1000, 5, 0.8, 0.05

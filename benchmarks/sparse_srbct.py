@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from csvm_stats.datasets import load_dataset
-from csvm_stats.model import CSVM
+from csvm_stats.data.datasets import load_dataset
+from csvm_stats.models.model import CSVM
 from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table without tabulate
 
 OUT = Path(__file__).resolve().parent / "results"

@@ -1,6 +1,6 @@
 """Validity study: do the confidence statements about a fitted CSVM hold?
 
-Two Gaussian classes (:class:`csvm_stats.simulation.GaussianClasses`, means
+Two Gaussian classes (:class:`csvm_stats.data.simulation.GaussianClasses`, means
 2 apart along the first axis, d = 2 or d = 30 dimensions of which 29 are
 noise) give the true TPR of any hyperplane in closed form. In every
 repetition we draw n points (half positive), fit
@@ -24,7 +24,7 @@ binomial acceptance limit as a violation. Run ``python benchmarks/validity.py``
 ``benchmarks/results/validity.{csv,md}``.
 
 ``--binary`` runs the binary-predictor settings instead
-(:class:`csvm_stats.simulation.BinaryClasses`, 5 binary predictors, so only
+(:class:`csvm_stats.data.simulation.BinaryClasses`, 5 binary predictors, so only
 32 distinct points and many held-out scores tied at a guarantee threshold).
 The true rates are exact sums over the 32 points of the deployed rule's own
 decision values. There the guarantee is checked for the TPR and for the TNR,
@@ -48,10 +48,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import binom
 
-from csvm_stats.bounds import CappedTargetWarning, clopper_pearson_lower
-from csvm_stats.certification import linear_scores, umbrella_intercept
-from csvm_stats.model import CSVM
-from csvm_stats.simulation import BinaryClasses, GaussianClasses
+from csvm_stats.inference.bounds import CappedTargetWarning, clopper_pearson_lower
+from csvm_stats.inference.certification import linear_scores, umbrella_intercept
+from csvm_stats.models.model import CSVM
+from csvm_stats.data.simulation import BinaryClasses, GaussianClasses
 
 #: (n, dim, p0, alpha, bound); Hoeffding needs 38 anchor positives for p0 = 0.8, hence n = 400 there;
 #: p0 = 0.9 needs 29 anchor positives (binomial margin) and 29 held-out positives (guarantee): n = 400.

@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
-from csvm_stats.bounds import CappedTargetWarning
+from csvm_stats.inference.bounds import CappedTargetWarning
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.certification import guarantee_shift
 from csvm_stats.multiclass.simulation import GaussianMulticlass
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from csvm_stats.cli import main
+from csvm_stats.interfaces.cli import main
 
 sys.exit(main())

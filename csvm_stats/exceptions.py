@@ -37,7 +37,7 @@ class LicenseLimitError(SolverError):
 
 
 class FormulaError(DataError):
-    """A formula that is not in the grammar of :mod:`csvm_stats.formula_grammar` or names absent columns."""
+    """A formula that is not in the grammar of :mod:`csvm_stats.preprocessing.formula_grammar` or names absent columns."""
 
 
 class DegenerateRuleWarning(UserWarning):

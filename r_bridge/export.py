@@ -1,6 +1,6 @@
 """A fitted CSVM as an R object of class ``"csvm_fit"``, readable in R without Python.
 
-The object is the named list of :func:`csvm_stats.r_api.export` (the values
+The object is the named list of :func:`csvm_stats.interfaces.r_api.export` (the values
 the R package ``csvmstats`` copies at fit time), with the rate table as a
 ``data.frame`` whose row names are the rates and whose ``met``/``certified``
 columns are logical. ``print()`` of it in R shows the summary text once
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats import r_api
+from csvm_stats.interfaces import r_api
 from r_bridge.from_python import node_from_python
 from r_bridge.rtree import RNode, strings
 
 if TYPE_CHECKING:
-    from csvm_stats.results import CSVMResults
+    from csvm_stats.models.results import CSVMResults
 
 R_CLASS = "csvm_fit"
 

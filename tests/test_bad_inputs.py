@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.cli import EXIT_DATA, EXIT_FILE, EXIT_FORMULA, EXIT_USAGE, main
-from csvm_stats.ebb import EBB
+from csvm_stats.interfaces.cli import EXIT_DATA, EXIT_FILE, EXIT_FORMULA, EXIT_USAGE, main
+from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError, FormulaError
-from csvm_stats.model import CSVM
-from csvm_stats.persistence import ModelFileError, load_model, save_model
-from csvm_stats.sklearn import CSVMClassifier
-from csvm_stats.solvers.base import SolverOptions
+from csvm_stats.models.model import CSVM
+from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
+from csvm_stats.interfaces.sklearn import CSVMClassifier
+from csvm_stats.optimization.solvers.base import SolverOptions
 
 DATA_DIR = Path(__file__).parent / "test_r_bridge_data"
 
@@ -392,7 +392,7 @@ def test_model_files(ctx, name, make, message):
 
 # ---------------------------------------------------------------------- R bridge
 def _r_api_fit(c: Ctx, **changes: Any) -> Any:
-    from csvm_stats import r_api
+    from csvm_stats.interfaces import r_api
 
     arguments = {"x": c.X, "column_names": ["x1", "x2"], "labels": list(c.labels), "positive": "pos",
                  "options": {"tpr_min": 0.7, "bound": "none", "time_limit": 30.0}}

@@ -10,9 +10,9 @@ from sklearn.model_selection import cross_val_predict
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from csvm_stats.calibrated import VennAbersClassifier
+from csvm_stats.probability.calibrated import VennAbersClassifier
 from csvm_stats.exceptions import DataError
-from csvm_stats.venn_abers import VennAbers
+from csvm_stats.probability.venn_abers import VennAbers
 
 
 @parametrize_with_checks([VennAbersClassifier()])

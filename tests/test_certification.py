@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from csvm_stats.certification import (
+from csvm_stats.inference.certification import (
     count_correct,
     heldout_bound,
     level_percent,
@@ -17,7 +17,7 @@ from csvm_stats.certification import (
     umbrella_intercept,
 )
 from csvm_stats.exceptions import DataError
-from csvm_stats.simulation import GaussianClasses
+from csvm_stats.data.simulation import GaussianClasses
 
 
 def test_heldout_bound_separate_and_bonferroni():
@@ -105,7 +105,7 @@ def test_gaussian_true_rates_match_monte_carlo():
 
 
 def test_statement_rounds_the_lower_bound_down():
-    from csvm_stats.certification import floor2, ordinal, statement
+    from csvm_stats.inference.certification import floor2, ordinal, statement
 
     assert floor2(0.948) == "0.94" and floor2(0.9999) == "0.99" and floor2(0.448997) == "0.44"
     # the float 0.95 is 0.94999999999999995559...: exact decimal rounding never rounds it up

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.cli import (
+from csvm_stats.interfaces.cli import (
     EXIT_DATA,
     EXIT_FILE,
     EXIT_FORMULA,
@@ -24,8 +24,8 @@ from csvm_stats.cli import (
     main,
 )
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
-from csvm_stats.persistence import ModelFileError, load_model, save_model
+from csvm_stats.models.model import CSVM
+from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
 
 FORMULA = "y ~ . - id"
 

@@ -1,4 +1,4 @@
-"""Shapes, class coding and error messages of ``csvm_stats.datasets``."""
+"""Shapes, class coding and error messages of ``csvm_stats.data.datasets``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.datasets import (
+from csvm_stats.data.datasets import (
     DATA_DIR_ENV,
     dataset_info,
     list_datasets,

@@ -1,4 +1,4 @@
-"""Label coding, sample splits and scaling (csvm_stats.design)."""
+"""Label coding, sample splits and scaling (csvm_stats.preprocessing.design)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.design import Standardizer, encode_labels, explicit_split, split_samples
+from csvm_stats.preprocessing.design import Standardizer, encode_labels, explicit_split, split_samples
 from csvm_stats.exceptions import DataError
 
 

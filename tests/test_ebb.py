@@ -9,8 +9,8 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from csvm_stats.bootstrap import bootstrap_multiplicities
-from csvm_stats.ebb import EBB
+from csvm_stats.probability.bootstrap import bootstrap_multiplicities
+from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
 
 C_GRID = [0.25, 1.0, 4.0]
@@ -196,7 +196,7 @@ def test_scikit_learn_estimator_contract(estimator, check):
 
 
 def test_cebb2_reports_capped_requirements(cancer):
-    from csvm_stats.bounds import CappedTargetWarning
+    from csvm_stats.inference.bounds import CappedTargetWarning
 
     X, y = cancer
     with pytest.warns(CappedTargetWarning, match="capped"):

@@ -6,14 +6,14 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from csvm_stats.bootstrap import (
+from csvm_stats.probability.bootstrap import (
     bootstrap_multiplicities,
     fit_svm_batch,
     fit_weighted_svc,
     reliability_score,
     svc_c,
 )
-from csvm_stats.kernels import Kernel
+from csvm_stats.optimization.kernels import Kernel
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +83,9 @@ def test_batch_models_and_out_of_bag_scores_match_single_fits(cancer):
 
 @pytest.mark.parametrize("kernel", [Kernel("linear"), Kernel("rbf", gamma=0.1)])
 def test_constrained_batch_models_reproduce_the_engine_fit(cancer, kernel):
-    from csvm_stats.bootstrap import fit_csvm_batch
-    from csvm_stats.engine import fit_csvm
-    from csvm_stats.solvers import SolverOptions
+    from csvm_stats.probability.bootstrap import fit_csvm_batch
+    from csvm_stats.optimization.engine import fit_csvm
+    from csvm_stats.optimization.solvers import SolverOptions
 
     X, y = cancer
     X, y = X[:60, :6], y[:60]

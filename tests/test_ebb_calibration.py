@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
-from csvm_stats.calibration import (
+from csvm_stats.probability.calibration import (
     brier_scores,
     calibrated_svc,
     sollich_probability,

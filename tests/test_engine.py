@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from csvm_stats import solvers
-from csvm_stats.engine import fit_csvm
+from csvm_stats.optimization import solvers
+from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import (
     DataError,
     InfeasibleConstraintsError,
     LicenseLimitError,
     NoSolutionError,
 )
-from csvm_stats.kernels import factorise, resolve_kernel
-from csvm_stats.problem import build_partial_dual, build_primal, rate_requirements
-from csvm_stats.solvers import SolverFallbackWarning, SolverOptions, Status
-from csvm_stats.warmstart import shifted_intercept_start
+from csvm_stats.optimization.kernels import factorise, resolve_kernel
+from csvm_stats.optimization.problem import build_partial_dual, build_primal, rate_requirements
+from csvm_stats.optimization.solvers import SolverFallbackWarning, SolverOptions, Status
+from csvm_stats.optimization.warmstart import shifted_intercept_start
 
-TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=120)
+TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=600, clock="cpu")  # CPU clock (SCIP, bnb): load never starves a run
 needs_gurobi = pytest.mark.skipif(not solvers.gurobi_usable(), reason="gurobipy is not installed or has no licence")
 
 

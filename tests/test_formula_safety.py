@@ -1,4 +1,4 @@
-"""Formulas are data, never code: our grammar (csvm_stats.formula_grammar), from_formula and the CLI.
+"""Formulas are data, never code: our grammar (csvm_stats.preprocessing.formula_grammar), from_formula and the CLI.
 
 Every payload below would run code if the text reached formulaic (or Python);
 each must give a FormulaError (CLI exit 4) and leave no trace: the marker
@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 from formulaic import model_matrix
 
-from csvm_stats.cli import EXIT_FORMULA, main
+from csvm_stats.interfaces.cli import EXIT_FORMULA, main
 from csvm_stats.exceptions import DataError, FormulaError
-from csvm_stats.formula import build_design
-from csvm_stats.formula_grammar import MAX_DEPTH, MAX_LENGTH, parse_formula, tokenize
-from csvm_stats.model import CSVM
+from csvm_stats.preprocessing.formula import build_design
+from csvm_stats.preprocessing.formula_grammar import MAX_DEPTH, MAX_LENGTH, parse_formula, tokenize
+from csvm_stats.models.model import CSVM
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -236,7 +236,7 @@ def test_tokens_keep_backquoted_names_whole():
 @pytest.mark.parametrize("formula", ["y ~ C(n) + a", "y ~ 0 + g + a", "y ~ a*g + `my col`", "y ~ C(n):a + g - 1"])
 def test_grammar_formulas_survive_a_model_file(formula, tmp_path):
     """C(column), interactions and a dropped intercept are saved as structure and predict identically."""
-    from csvm_stats.persistence import load_model, save_model
+    from csvm_stats.interfaces.persistence import load_model, save_model
 
     data = _frame(120, 3)
     results = CSVM.from_formula(formula, data, tpr_min=0.7, bound="none").fit(random_state=0, time_limit=30)
@@ -254,7 +254,7 @@ def test_a_model_file_factor_entry_is_structure_only(entry, message, tmp_path):
     import json
     import zipfile
 
-    from csvm_stats.persistence import ModelFileError, load_model, save_model
+    from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
 
     results = CSVM.from_formula("y ~ C(n) + a", _frame(120, 3), tpr_min=0.7, bound="none").fit(random_state=0, time_limit=30)
     path = save_model(results, tmp_path / "m.csvm")

@@ -24,9 +24,9 @@ CHILD = textwrap.dedent(
     import types
     import numpy as np
     import pyscipopt
-    import csvm_stats.solvers.scip as scip_backend
-    from csvm_stats.engine import fit_csvm
-    from csvm_stats.solvers import SolverOptions
+    import csvm_stats.optimization.solvers.scip as scip_backend
+    from csvm_stats.optimization.engine import fit_csvm
+    from csvm_stats.optimization.solvers import SolverOptions
 
     class Announce(pyscipopt.Eventhdlr):
         announced = False
@@ -48,7 +48,7 @@ CHILD = textwrap.dedent(
     proxy.Model = AnnouncedModel
     scip_backend._import_scip = lambda: proxy
 
-    import csvm_stats.solvers.bnb as bnb_backend
+    import csvm_stats.optimization.solvers.bnb as bnb_backend
     node_fit = bnb_backend.fit_svm
 
     def announced_fit(*args, **kwargs):  # inside the search, where bnb catches the interrupt

@@ -1,4 +1,4 @@
-"""The statsmodels-style CSVM: model, from_formula, fit, results (csvm_stats.model / results)."""
+"""The statsmodels-style CSVM: model, from_formula, fit, results (csvm_stats.models.model / results)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.bounds import CappedTargetWarning, adjust_target
+from csvm_stats.inference.bounds import CappedTargetWarning, adjust_target
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
-from csvm_stats.results import CSVMResults
+from csvm_stats.models.model import CSVM
+from csvm_stats.models.results import CSVMResults
 
 FAST = {"time_limit": 30, "threads": 1}
 
@@ -65,8 +65,8 @@ def test_fit_returns_new_results_and_leaves_model_unchanged(frame):
 
 
 def test_a_fit_without_seed_draws_one_keeps_it_and_can_be_repeated(frame, tmp_path):
-    from csvm_stats import r_api
-    from csvm_stats.persistence import load_model, save_model
+    from csvm_stats.interfaces import r_api
+    from csvm_stats.interfaces.persistence import load_model, save_model
 
     model = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial")
     first = model.fit(**FAST)
@@ -220,7 +220,7 @@ def test_a_constant_rule_is_flagged(frame):
     import dataclasses
 
     from csvm_stats.exceptions import DegenerateRuleWarning
-    from csvm_stats.results import CSVMResults
+    from csvm_stats.models.results import CSVMResults
 
     res = CSVM.from_formula("status ~ . - id", frame, tpr_min=0.8, bound="binomial").fit(random_state=1, **FAST)
     assert res.degenerate == []
@@ -291,7 +291,7 @@ def test_guarantee_mode_checks_the_heldout_size_before_solving(frame, monkeypatc
     def no_solve(*args, **kwargs):
         raise AssertionError("the CSVM was solved although guarantee mode could not be used")
 
-    monkeypatch.setattr("csvm_stats.model.fit_csvm", no_solve)
+    monkeypatch.setattr("csvm_stats.models.model.fit_csvm", no_solve)
     small = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.95, bound="none")
     with pytest.raises(DataError, match="needs at least 59 held-out positives"):
         small.fit(guarantee=True, random_state=0, **FAST)

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from csvm_stats.cli import EXIT_FILE, main
-from csvm_stats.persistence import MAX_JSON_DEPTH, ModelFileError, load_model
+from csvm_stats.interfaces.cli import EXIT_FILE, main
+from csvm_stats.interfaces.persistence import MAX_JSON_DEPTH, ModelFileError, load_model
 
 _SPEC = importlib.util.spec_from_file_location(
     "model_file_fuzz", Path(__file__).resolve().parents[1] / "benchmarks" / "model_file_fuzz.py"
@@ -30,8 +30,8 @@ _SPEC.loader.exec_module(fuzz)
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> Path:
-    from csvm_stats.model import CSVM
-    from csvm_stats.persistence import save_model
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.interfaces.persistence import save_model
 
     folder = tmp_path_factory.mktemp("fuzz")
     model = CSVM.from_formula("y ~ .", fuzz.example_frame(160, 1), tpr_min=0.8, bound="binomial")
@@ -116,7 +116,7 @@ def test_an_npy_shape_that_disagrees_with_the_member_size_is_refused(saved, tmp_
 
 
 def test_a_zip_bomb_is_refused_from_its_directory_quickly(saved, tmp_path, monkeypatch):
-    import csvm_stats.persistence as persistence
+    import csvm_stats.interfaces.persistence as persistence
 
     monkeypatch.setattr(persistence, "MAX_TOTAL_BYTES", 2**24)  # a 16 MiB cap keeps the test small
     members = _members(saved)

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from csvm_stats import solvers
-from csvm_stats.engine import fit_csvm
+from csvm_stats.optimization import solvers
+from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.engine import fit_multiclass_csvm
 from csvm_stats.multiclass.problem import build_multiclass_primal, multiclass_scale
 from csvm_stats.multiclass.warmstart import class_margins, multiclass_start
-from csvm_stats.solvers import SolverOptions, Status
+from csvm_stats.optimization.solvers import SolverOptions, Status
 
-TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=120)
+TIGHT = SolverOptions(mip_gap=1e-9, feasibility_tol=1e-9, time_limit=600, clock="cpu")  # CPU clock (SCIP, bnb): load never starves a run
 needs_gurobi = pytest.mark.skipif(not solvers.gurobi_usable(), reason="gurobipy is not installed or has no licence")
 
 

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.bounds import CappedTargetWarning
-from csvm_stats.cli import EXIT_DATA, EXIT_OK, main
-from csvm_stats.model import CSVM
+from csvm_stats.inference.bounds import CappedTargetWarning
+from csvm_stats.interfaces.cli import EXIT_DATA, EXIT_OK, main
+from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.persistence import SavedMulticlassModel
-from csvm_stats.persistence import ModelFileError, load_model, save_model
+from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:
@@ -96,7 +96,7 @@ def test_cli_fit_with_recall_min_save_and_predict(tmp_path, capsys):
 
 
 def test_r_entry_points_take_several_classes():
-    from csvm_stats import r_api
+    from csvm_stats.interfaces import r_api
     from csvm_stats.multiclass.r_entry import fit_multiclass
 
     data = _frame(120, 4)

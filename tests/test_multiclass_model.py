@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import norm
 from sklearn.datasets import load_wine
 
-from csvm_stats.bounds import CappedTargetWarning, clopper_pearson_lower
+from csvm_stats.inference.bounds import CappedTargetWarning, clopper_pearson_lower
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.certification import argmax_rule, guarantee_shift, recall_bounds
 from csvm_stats.multiclass.model import MulticlassCSVM
 from csvm_stats.multiclass.results import MulticlassResults

@@ -11,10 +11,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from csvm_stats import plotting  # noqa: E402
-from csvm_stats.ebb import EBB  # noqa: E402
+from csvm_stats.reporting import plotting  # noqa: E402
+from csvm_stats.probability.ebb import EBB  # noqa: E402
 from csvm_stats.exceptions import DataError  # noqa: E402
-from csvm_stats.model import CSVM  # noqa: E402
+from csvm_stats.models.model import CSVM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Default probabilities of a fitted CSVM: Venn-Abers, held-out or cross-fitted (csvm_stats.fit_calibration)."""
+"""Default probabilities of a fitted CSVM: Venn-Abers, held-out or cross-fitted (csvm_stats.probability.fit_calibration)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.fit_calibration import MIN_HOLDOUT, planned_route
-from csvm_stats.model import CSVM
-from csvm_stats.venn_abers import VennAbers
+from csvm_stats.probability.fit_calibration import MIN_HOLDOUT, planned_route
+from csvm_stats.models.model import CSVM
+from csvm_stats.probability.venn_abers import VennAbers
 
 FAST = {"time_limit": 30, "threads": 1}
 

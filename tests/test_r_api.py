@@ -1,4 +1,4 @@
-"""csvm_stats.r_api: the plain-value entry point R calls (no R needed here)."""
+"""csvm_stats.interfaces.r_api: the plain-value entry point R calls (no R needed here)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats import r_api
+from csvm_stats.interfaces import r_api
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 
 NAMES = ["u", "v", "w"]
 OPTIONS = {"tpr_min": 0.8, "bound": "binomial", "random_state": 3.0, "time_limit": 20.0}

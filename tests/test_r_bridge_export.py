@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats import r_api
+from csvm_stats.interfaces import r_api
 from r_bridge import load_rds, save_rds
 from r_bridge.export import fit_node
 from r_bridge.from_python import node_from_python

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("rpy2.rinterface", reason="rpy2 is not installed (run r_bridge/setup_r_env.sh for the R venv)")
 
-from csvm_stats import r_api
+from csvm_stats.interfaces import r_api
 from csvm_stats.exceptions import DataError
 from r_bridge import load_dataset, load_rdata, load_rds, r_available, rsession, save_rds, srbct, to_r
 from r_bridge.from_rpy2 import node_from_sexp

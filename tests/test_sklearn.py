@@ -11,7 +11,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.sklearn import CSVMClassifier
+from csvm_stats.interfaces.sklearn import CSVMClassifier
 
 
 def _expected_failures(estimator: CSVMClassifier) -> dict[str, str]:

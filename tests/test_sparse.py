@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from csvm_stats import solvers
-from csvm_stats.engine import fit_csvm
+from csvm_stats.optimization import solvers
+from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import DataError, SolverError
-from csvm_stats.problem import build_primal
-from csvm_stats.solvers import SolverOptions
-from csvm_stats.sparse import fit_cardinality_csvm, fit_l1_csvm
+from csvm_stats.optimization.problem import build_primal
+from csvm_stats.optimization.solvers import SolverOptions
+from csvm_stats.sparse.model import fit_cardinality_csvm, fit_l1_csvm
 
 TIGHT = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-7)
 needs_gurobi = pytest.mark.skipif(not solvers.gurobi_usable(), reason="gurobipy is not installed or has no licence")
@@ -129,7 +129,7 @@ def test_bad_sparsity_arguments_name_the_fix():
     X, y = _toy(40, 5, 2, seed=5)
     with pytest.raises(DataError, match="max_features must be None or a whole number"):
         fit_cardinality_csvm(X, y, X[:0], y[:0], max_features=0)
-    from csvm_stats.model import CSVM
+    from csvm_stats.models.model import CSVM
 
     with pytest.raises(DataError, match="penalty must be one of"):
         CSVM(y > 0, X, penalty="l0")
@@ -141,8 +141,8 @@ def test_bad_sparsity_arguments_name_the_fix():
 
 @pytest.mark.parametrize("kw", [{"penalty": "l1", "C": 0.05}, {"max_features": 3}])
 def test_model_sparse_fit_reports_selection_and_heldout_statements(kw):
-    from csvm_stats.model import CSVM
-    from csvm_stats.sparse_results import SELECTION_NOTE
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.sparse.results import SELECTION_NOTE
 
     X, y = _toy(240, 20, 3, seed=6)
     res = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", **kw).fit(random_state=0)
@@ -161,7 +161,7 @@ def test_model_sparse_fit_reports_selection_and_heldout_statements(kw):
 
 
 def test_sparse_summary_lists_the_selected_features_only():
-    from csvm_stats.model import CSVM
+    from csvm_stats.models.model import CSVM
 
     X, y = _toy(200, 30, 2, seed=7)
     res = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=2).fit(random_state=1)
@@ -177,7 +177,7 @@ def test_sparse_summary_lists_the_selected_features_only():
 def l1_formula_fit():
     import pandas as pd
 
-    from csvm_stats.model import CSVM
+    from csvm_stats.models.model import CSVM
 
     X, y = _toy(200, 12, 2, seed=8)
     frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(12)]).assign(y=np.where(y > 0, "case", "control"))
@@ -203,7 +203,7 @@ def test_stability_plot_returns_axes_with_one_bar_per_feature(l1_formula_fit):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from csvm_stats.plotting import plot_selection_stability
+    from csvm_stats.reporting.plotting import plot_selection_stability
 
     table = l1_formula_fit.selection_stability(n_bootstrap=4, random_state=0)
     ax = plot_selection_stability(table, top=5, threshold=0.6)
@@ -215,7 +215,7 @@ def test_stability_plot_returns_axes_with_one_bar_per_feature(l1_formula_fit):
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from csvm_stats.sklearn import CSVMClassifier  # noqa: E402
+from csvm_stats.interfaces.sklearn import CSVMClassifier  # noqa: E402
 
 
 @parametrize_with_checks(
@@ -245,8 +245,8 @@ def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
 
     import pandas as pd
 
-    from csvm_stats.cli import EXIT_OK, EXIT_USAGE, main
-    from csvm_stats.persistence import load_model
+    from csvm_stats.interfaces.cli import EXIT_OK, EXIT_USAGE, main
+    from csvm_stats.interfaces.persistence import load_model
 
     X, y = _toy(200, 8, 2, seed=10)
     frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(8)]).assign(y=np.where(y > 0, "pos", "neg"))
@@ -270,7 +270,7 @@ def test_cli_fits_saves_and_predicts_a_sparse_model(tmp_path, capsys):
 
 
 def test_r_api_accepts_the_sparse_options_and_exports_the_selection():
-    from csvm_stats import r_api
+    from csvm_stats.interfaces import r_api
 
     X, y = _toy(160, 6, 2, seed=11)
     names = [f"g{k}" for k in range(6)]
@@ -294,9 +294,9 @@ def test_path_is_warm_started_monotone_in_s_and_plotted():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from csvm_stats.model import CSVM
-    from csvm_stats.plotting import plot_sparsity_path
-    from csvm_stats.sparse_path import sparsity_path
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.reporting.plotting import plot_sparsity_path
+    from csvm_stats.sparse.path import sparsity_path
 
     X, y = _toy(200, 15, 3, seed=12)
     model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
@@ -318,8 +318,8 @@ def test_path_is_warm_started_monotone_in_s_and_plotted():
 
 
 def test_choose_sparsity_uses_only_training_and_anchor_rows():
-    from csvm_stats.model import CSVM
-    from csvm_stats.tuning import choose_sparsity
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.models.tuning import choose_sparsity
 
     X, y = _toy(240, 15, 3, seed=12)
     model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
@@ -346,8 +346,8 @@ def test_small_simulation_finds_the_true_features_and_statements_hold():
 
     from scipy.stats import binom
 
-    from csvm_stats.model import CSVM
-    from csvm_stats.simulation import GaussianClasses
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.data.simulation import GaussianClasses
 
     reps, alpha = 16, 0.05
     population = GaussianClasses(dim=40, distance=4.0, informative=3)

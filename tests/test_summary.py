@@ -1,4 +1,4 @@
-"""The summary object: golden text, HTML and LaTeX renderings (csvm_stats.summary)."""
+"""The summary object: golden text, HTML and LaTeX renderings (csvm_stats.reporting.summary)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from csvm_stats.bounds import CappedTargetWarning
-from csvm_stats.model import CSVM
-from csvm_stats.summary import Summary
+from csvm_stats.inference.bounds import CappedTargetWarning
+from csvm_stats.models.model import CSVM
+from csvm_stats.reporting.summary import Summary
 
 GOLDEN = Path(__file__).parent / "golden" / "csvm_summary.txt"
 

@@ -10,8 +10,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.solvers.base import SolverOptions
-from csvm_stats.tuning import (
+from csvm_stats.optimization.solvers.base import SolverOptions
+from csvm_stats.models.tuning import (
     CSVMSpec,
     FoldPreprocessor,
     Grid,

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from csvm_stats.model import CSVM
-from csvm_stats.simulation import GaussianClasses
+from csvm_stats.models.model import CSVM
+from csvm_stats.data.simulation import GaussianClasses
 
 REPS = 40
 ALPHA = 0.1

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import isotonic_regression
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.venn_abers import VennAbers, merge
+from csvm_stats.probability.venn_abers import VennAbers, merge
 
 
 def brute_force(scores: np.ndarray, labels: np.ndarray, s: float, label: int) -> float:

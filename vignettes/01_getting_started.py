@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from csvm_stats.datasets import load_dataset
-from csvm_stats.model import CSVM
+from csvm_stats.data.datasets import load_dataset
+from csvm_stats.models.model import CSVM
 
 QUICK = os.environ.get("CSVM_VIGNETTE_QUICK") == "1"  # smaller sizes when the test suite runs this
 
@@ -76,7 +76,7 @@ print(res.statements["tpr"])
 # bound. Wisconsin is easy, so the interesting part is the top-left corner.
 
 # %%
-from csvm_stats.plotting import plot_roc
+from csvm_stats.reporting.plotting import plot_roc
 
 fig, axes = plt.subplots(1, 2, figsize=(12, 5))
 plot_roc(res, ax=axes[0])
@@ -93,7 +93,7 @@ fig.tight_layout()
 # falls. The dotted green line is the held-out lower bound on the TPR.
 
 # %%
-from csvm_stats.plotting import TradeoffDisplay
+from csvm_stats.reporting.plotting import TradeoffDisplay
 
 targets = [0.8, 0.95] if QUICK else [0.8, 0.85, 0.9, 0.93, 0.95, 0.97]
 tradeoff = TradeoffDisplay.from_formula(
@@ -131,7 +131,7 @@ print(guaranteed.guarantee_cost)
 from sklearn.metrics import make_scorer, recall_score
 from sklearn.model_selection import StratifiedKFold, cross_validate
 
-from csvm_stats.sklearn import CSVMClassifier
+from csvm_stats.interfaces.sklearn import CSVMClassifier
 
 y = data["diagnosis"].astype(str).to_numpy()
 clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0, time_limit=60)
@@ -153,7 +153,7 @@ print(pd.DataFrame({"TPR": scores["test_TPR"], "TNR": scores["test_TNR"]}).round
 import tempfile
 from pathlib import Path
 
-from csvm_stats.persistence import load_model, save_model
+from csvm_stats.interfaces.persistence import load_model, save_model
 
 with tempfile.TemporaryDirectory() as folder:
     path = save_model(res, Path(folder) / "wisconsin.csvm")

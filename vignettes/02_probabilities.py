@@ -25,10 +25,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from csvm_stats import CSVM
-from csvm_stats.calibration import brier_scores, calibrated_svc, probability_scores
-from csvm_stats.datasets import load_dataset
-from csvm_stats.ebb import EBB
-from csvm_stats.plotting import plot_reliability
+from csvm_stats.probability.calibration import brier_scores, calibrated_svc, probability_scores
+from csvm_stats.data.datasets import load_dataset
+from csvm_stats.probability.ebb import EBB
+from csvm_stats.reporting.plotting import plot_reliability
 
 QUICK = os.environ.get("CSVM_VIGNETTE_QUICK") == "1"
 B = 30 if QUICK else 500  # bootstrap samples per C (the paper: 500)
@@ -87,8 +87,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
-from csvm_stats.calibration import tune_svc
-from csvm_stats.ebb import DEFAULT_C_GRID
+from csvm_stats.probability.calibration import tune_svc
+from csvm_stats.probability.ebb import DEFAULT_C_GRID
 
 
 def sigmoid(z):
@@ -171,7 +171,7 @@ p_ebb = ebb.predict_proba(X_test)[:, 1]
 # the kind of case where a probability says more than a class.
 
 # %%
-from csvm_stats.plotting import plot_bootstrap_scores
+from csvm_stats.reporting.plotting import plot_bootstrap_scores
 
 uncertain = int(np.argmin(np.abs(p_ebb - 0.5)))
 print(f"test tumour {uncertain}: P(malignant) = {p_ebb[uncertain]:.2f}, truly {'malignant' if y_test[uncertain] > 0 else 'benign'}")
@@ -189,7 +189,7 @@ plot_bootstrap_scores(ebb, X_test, uncertain)
 from sklearn.model_selection import KFold
 from sklearn.svm import SVC
 
-from csvm_stats.plotting import BootstrapScoreDisplay
+from csvm_stats.reporting.plotting import BootstrapScoreDisplay
 
 chosen_C = float(ebb.theta_grid_["C"].iloc[int(np.argmax(ebb.rho_))])
 fold_counts = (10, 50) if QUICK else (20, 100, 300)
@@ -238,7 +238,7 @@ table = pd.DataFrame({name: vars(brier_scores(y_test, p)) for name, p in methods
 print(table.round(4))
 
 # %%
-from csvm_stats.plotting import plot_reliability
+from csvm_stats.reporting.plotting import plot_reliability
 
 plot_reliability(y_test, methods, n_bins=5 if QUICK else 10)
 
@@ -283,7 +283,7 @@ print(pd.DataFrame({"EBB": rates(p_ebb), "CEBB1 (TPR >= 0.99)": rates(p_cebb1)})
 # the classifier; without `probability` it has no `predict_proba` at all.
 
 # %%
-from csvm_stats.sklearn import CSVMClassifier
+from csvm_stats.interfaces.sklearn import CSVMClassifier
 
 clf = CSVMClassifier(tpr_min=0.9, bound="binomial", probability="cebb1", n_bootstrap=B, random_state=0).fit(X_train, y_train)
 print("classes:", clf.classes_, "- predict_proba columns follow them")

@@ -65,7 +65,7 @@ data["class"] = np.where(data["y"] > 0, "non-EWS", "EWS")
 # to one coefficient per gene.
 
 # %%
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 
 genes = data.filter(regex=r"^X\d+$")
 train_rows = np.flatnonzero(data["split"] == "train")
@@ -122,7 +122,7 @@ ax.set(yticks=range(len(kinds)), yticklabels=kinds, xlim=(-0.05, 1.05), xlabel="
 #
 # `r_bridge.save_rds` writes the fit as an R object of class `csvm_fit`
 # (coefficients, rate table, statements, summary text) that `readRDS` reads
-# in R without Python; `csvm_stats.persistence.save_model` writes the
+# in R without Python; `csvm_stats.interfaces.persistence.save_model` writes the
 # model file that `csvm-stats predict` uses.
 
 # %%

@@ -9,7 +9,7 @@
 # `CSVM(..., max_features=10)` solves the L2 CSVM with binary gene indicators
 # and a cardinality budget (Benitez-Pena et al. 2019), warm-started and
 # screened by the L1-norm CSVM (`penalty="l1"`, a mixed-integer linear
-# program); see `csvm_stats.sparse` for the screening rule and when it is
+# program); see `csvm_stats.sparse.model` for the screening rule and when it is
 # exact. The genes are chosen with the training and anchor samples only, so
 # the statement on the held-out sample is as valid as for a full-gene CSVM.
 
@@ -44,7 +44,7 @@ print(ews.value_counts().to_string())
 # all of them to be recognised) and a quarter in the held-out sample H.
 
 # %%
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 
 SEED = 0
 LIMIT = 30 if QUICK else 60
@@ -72,7 +72,7 @@ print(res.selected_features.round(4).to_string())
 # %%
 import matplotlib.pyplot as plt
 
-from csvm_stats.plotting import plot_selection_stability
+from csvm_stats.reporting.plotting import plot_selection_stability
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -93,7 +93,7 @@ plot_selection_stability(stability, top=15, threshold=0.6, ax=ax)
 # %%
 from sklearn.linear_model import LogisticRegressionCV
 
-from csvm_stats.bounds import clopper_pearson_lower
+from csvm_stats.inference.bounds import clopper_pearson_lower
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -139,12 +139,12 @@ print("\nGenes shared by the 10-gene CSVM and the L1 logistic regression:",
 # on the same split, each warm-started from the previous one, and shows the
 # genes used against the achieved held-out sensitivity. Read it as a
 # description: choosing s by these held-out rates would spend H on the
-# choice; `csvm_stats.tuning.choose_sparsity` chooses by cross-validation on
+# choice; `csvm_stats.models.tuning.choose_sparsity` chooses by cross-validation on
 # I and J instead.
 
 # %%
-from csvm_stats.plotting import plot_sparsity_path
-from csvm_stats.sparse_path import sparsity_path
+from csvm_stats.reporting.plotting import plot_sparsity_path
+from csvm_stats.sparse.path import sparsity_path
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -21,10 +21,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from csvm_stats.bounds import clopper_pearson_lower
-from csvm_stats.datasets import load_classes
+from csvm_stats.inference.bounds import clopper_pearson_lower
+from csvm_stats.data.datasets import load_classes
 from csvm_stats.exceptions import DataError
-from csvm_stats.model import CSVM
+from csvm_stats.models.model import CSVM
 
 QUICK = os.environ.get("CSVM_VIGNETTE_QUICK") == "1"
 try:

@@ -3,7 +3,7 @@
 The data flow mirrors the binary CSVM's, one module per step:
 
 * :mod:`~csvm_stats.multiclass.problem` - the multiclass CSVM as one more
-  :class:`~csvm_stats.problem.MIQP` for the shared solver layer, with its
+  :class:`~csvm_stats.optimization.problem.MIQP` for the shared solver layer, with its
   proven big-M constants;
 * :mod:`~csvm_stats.multiclass.warmstart` - one-vs-rest / Crammer-Singer start
   with per-class offsets shifted until the required anchor counts hold;

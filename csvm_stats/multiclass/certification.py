@@ -17,7 +17,7 @@ class k are i.i.d. draws from class k, so:
   the recall of every constrained class is non-decreasing in t, and x is
   correct iff :math:`t > \tau_k(x)` with :math:`\tau_k = -B_k` when
   :math:`A_k > 0` and :math:`+\infty` otherwise. The order-statistic rule
-  (Tong, Feng and Li 2018; :func:`csvm_stats.bounds.order_statistic_rank`)
+  (Tong, Feng and Li 2018; :func:`csvm_stats.inference.bounds.order_statistic_rank`)
   at level :math:`\alpha/|S|` picks :math:`t_k`, the r-th largest
   :math:`\tau_k` on :math:`H_k`, with
   :math:`P(P(\tau_k(X) \le t_k) < p_k) \le \alpha/|S|`; the shift
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from csvm_stats.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
-from csvm_stats.certification import floor2, level_percent, ordinal
+from csvm_stats.inference.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
+from csvm_stats.inference.certification import floor2, level_percent, ordinal
 from csvm_stats.exceptions import DataError
 
 TIE_NUDGE = 1e-9

@@ -4,7 +4,7 @@ r"""Labels of several classes and the split stratified by class.
 (the order of a Categorical's categories, else sorted values, as R's
 ``factor()`` orders them) and back, keeping the response's dtype.
 :func:`split_by_class` draws the training, anchor and held-out samples within
-each class, as :func:`csvm_stats.design.split_samples` does for two classes.
+each class, as :func:`csvm_stats.preprocessing.design.split_samples` does for two classes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.design import SampleSplit, _as_series, split_samples
+from csvm_stats.preprocessing.design import SampleSplit, _as_series, split_samples
 from csvm_stats.exceptions import DataError
 
 

@@ -1,9 +1,9 @@
 r"""Fit one multiclass CSVM: feature map -> warm start -> MIQP -> backend -> fit.
 
-The array-level kernel, as :func:`csvm_stats.engine.fit_csvm` is for two
+The array-level kernel, as :func:`csvm_stats.optimization.engine.fit_csvm` is for two
 classes: labels are class positions ``0..K-1`` and the problem is the one of
 :mod:`csvm_stats.multiclass.problem`. Kernels go through the factorised
-feature map of :mod:`csvm_stats.kernels`, and so does the linear kernel with
+feature map of :mod:`csvm_stats.optimization.kernels`, and so does the linear kernel with
 more columns than rows (the row-space factorisation: each optimal
 :math:`w_k` lies in the span of the rows of :math:`I \cup J`, so solving on
 the factor loses nothing); a linear solution is mapped back to the columns.
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from csvm_stats.engine import DEFAULT_BIG_M, _as_matrix
+from csvm_stats.optimization.engine import DEFAULT_BIG_M, _as_matrix
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
-from csvm_stats.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
+from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor, multiclass_scale
 from csvm_stats.multiclass.warmstart import MulticlassStart, multiclass_start
-from csvm_stats.solvers import SolveRecord, SolverOptions, Status, solve
+from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, Status, solve
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 r"""The multiclass CSVM model: ``CSVM.from_formula("type ~ .", data, recall_min={...})``.
 
-:class:`MulticlassCSVM` is reached through :class:`csvm_stats.model.CSVM`
+:class:`MulticlassCSVM` is reached through :class:`csvm_stats.models.model.CSVM`
 whenever ``recall_min`` is given or the response has more than two classes,
 so the user writes ``CSVM.from_formula("type ~ .", data, recall_min={"BL": 0.9,
 "EWS": 0.8}).fit()``. ``fit()`` splits the rows stratified by class into the
 training sample I, the anchor sample J and the held-out sample H,
 standardises with statistics of :math:`I \cup J`, turns each required recall
-into a required anchor count (:func:`csvm_stats.bounds.adjust_target`, the
+into a required anchor count (:func:`csvm_stats.inference.bounds.adjust_target`, the
 margin of the chosen ``bound``), solves the multiclass CSVM
 (:func:`csvm_stats.multiclass.engine.fit_multiclass_csvm`, exact by default:
 ``big_m=None``) and certifies on H (:mod:`csvm_stats.multiclass.certification`).
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
-from csvm_stats.design import DEFAULT_FRACTIONS, SampleSplit, Standardizer, check_fractions, explicit_split
+from csvm_stats.inference.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
+from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS, SampleSplit, Standardizer, check_fractions, explicit_split
 from csvm_stats.exceptions import DataError
-from csvm_stats.fitstate import resolve_seed
-from csvm_stats.model import CSVM, _design_frame
+from csvm_stats.models.fitstate import resolve_seed
+from csvm_stats.models.model import CSVM, _design_frame
 from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
-from csvm_stats.solvers.base import SolverOptions
+from csvm_stats.optimization.solvers.base import SolverOptions
 
 
 def wants_multiclass(endog: Any, recall_min: Any) -> bool:

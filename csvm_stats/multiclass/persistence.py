@@ -1,6 +1,6 @@
 r"""Saved multiclass CSVM models: the ``csvm-stats-model`` format with ``"kind": "multiclass"``.
 
-The archive is that of :mod:`csvm_stats.persistence` (same members, same
+The archive is that of :mod:`csvm_stats.interfaces.persistence` (same members, same
 checks on reading, never pickle), with these differences in ``model.json``:
 
 * ``kind`` = ``"multiclass"`` (absent in a two-class file);
@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats import __version__
-from csvm_stats.design import Standardizer
+from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
-from csvm_stats.persistence import (
+from csvm_stats.interfaces.persistence import (
     _LABEL_CHECKS,
     _LABEL_DTYPES,
     FORMAT_NAME,
@@ -102,7 +102,7 @@ def _class_labels(fields: Any) -> ClassCoding:
 class SavedMulticlassModel(SavedModel):
     """A multiclass CSVM loaded from a model file.
 
-    As :class:`~csvm_stats.persistence.SavedModel`, with ``coding`` a
+    As :class:`~csvm_stats.interfaces.persistence.SavedModel`, with ``coding`` a
     :class:`~csvm_stats.multiclass.design.ClassCoding`, ``coef`` the (K, r)
     matrix and ``intercept`` the K offsets.
     """

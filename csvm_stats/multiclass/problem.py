@@ -17,10 +17,10 @@ with per-class recall requirements on the anchor sample:
 Only differences :math:`b_a - b_c` matter, hence the normalisation
 :math:`\sum_k b_k = 0`. With two classes the model is the binary CSVM with
 :math:`w = w_2 - w_1` and cost 2C (the optimum has :math:`w_1 = -w_2`).
-It is an :class:`~csvm_stats.problem.MIQP` (diagonal Q on the w block), so
-every backend of :mod:`csvm_stats.solvers` takes it unchanged.
+It is an :class:`~csvm_stats.optimization.problem.MIQP` (diagonal Q on the w block), so
+every backend of :mod:`csvm_stats.optimization.solvers` takes it unchanged.
 
-Valid tightening (as :mod:`csvm_stats.tightening` for two classes). Let U be
+Valid tightening (as :mod:`csvm_stats.optimization.tightening` for two classes). Let U be
 the objective of a feasible point (the warm start). Every solution at least
 as good has :math:`\sum_k\|w_k\|^2 \le U`, so
 :math:`\|w_a - w_c\| \le \rho = \sqrt{2U}` and
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from csvm_stats.problem import MIQP, Indicators
-from csvm_stats.tightening import UPPER_SLACK, _monotone_root
+from csvm_stats.optimization.problem import MIQP, Indicators
+from csvm_stats.optimization.tightening import UPPER_SLACK, _monotone_root
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
-"""The R entry points for several classes (used by :mod:`csvm_stats.r_api`).
+"""The R entry points for several classes (used by :mod:`csvm_stats.interfaces.r_api`).
 
-:func:`csvm_stats.r_api.fit` hands a response with more than two labels to
-:func:`fit_multiclass`; :func:`csvm_stats.r_api.export` and
-:func:`csvm_stats.r_api.predict` hand a multiclass fit to
+:func:`csvm_stats.interfaces.r_api.fit` hands a response with more than two labels to
+:func:`fit_multiclass`; :func:`csvm_stats.interfaces.r_api.export` and
+:func:`csvm_stats.interfaces.r_api.predict` hand a multiclass fit to
 :func:`export_multiclass` and :func:`predict_multiclass`. Everything returned
 is a plain value an R object can hold without Python: the coefficient matrix
 has one column per class, the confusion matrix rows are the true classes.
@@ -20,7 +20,7 @@ import pandas as pd
 from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.model import MulticlassCSVM
-from csvm_stats.r_api import (
+from csvm_stats.interfaces.r_api import (
     API_VERSION,
     RATE_COLUMNS,
     _design,
@@ -47,7 +47,7 @@ def fit_multiclass(
 
     ``recall_names`` and ``recall_values`` (same length; R's named vector
     ``c(BL = 0.9, EWS = 0.8)`` split in two) give ``recall_min``; ``options``
-    as for :func:`csvm_stats.r_api.fit` (the two-class rates are refused).
+    as for :func:`csvm_stats.interfaces.r_api.fit` (the two-class rates are refused).
     Returns ``{"results": ..., "warnings": ...}``.
     """
     names = _strings(column_names, "column_names")
@@ -76,7 +76,7 @@ def fit_multiclass(
 def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
     """A multiclass fit as plain values.
 
-    Keys as :func:`csvm_stats.r_api.export` where they apply, with ``coef`` a
+    Keys as :func:`csvm_stats.interfaces.r_api.export` where they apply, with ``coef`` a
     (features x classes) matrix, ``intercept`` one offset per class,
     ``levels`` the classes (no ``positive``/``negative``), ``rate_names`` the
     classes, and ``confusion`` the held-out (true x predicted) count matrix.

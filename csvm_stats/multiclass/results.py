@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.bounds import AdjustedTarget
-from csvm_stats.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
-from csvm_stats.design import SampleSplit, Standardizer
+from csvm_stats.inference.bounds import AdjustedTarget
+from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
+from csvm_stats.preprocessing.design import SampleSplit, Standardizer
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
@@ -35,12 +35,12 @@ from csvm_stats.multiclass.certification import (
     recall_counts,
     recall_statement,
 )
-from csvm_stats.solvers.base import SolveRecord, Status
+from csvm_stats.optimization.solvers.base import SolveRecord, Status
 
 if TYPE_CHECKING:
     from csvm_stats.multiclass.engine import MulticlassFit
     from csvm_stats.multiclass.model import MulticlassCSVM
-    from csvm_stats.summary import Summary
+    from csvm_stats.reporting.summary import Summary
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 PROBABILITIES_NOT_OFFERED = (
@@ -169,7 +169,7 @@ class MulticlassResults:
     def rates(self) -> pd.DataFrame:
         """One row per class: target, anchor counts (in-sample), held-out recall and its bounds.
 
-        Columns as :attr:`csvm_stats.results.CSVMResults.rates`; ``joint_lower``
+        Columns as :attr:`csvm_stats.models.results.CSVMResults.rates`; ``joint_lower``
         is the Bonferroni bound over :attr:`joint_classes` (empty for the others);
         in guarantee mode the constrained classes' bounds are the guaranteed targets.
         """
@@ -288,7 +288,7 @@ class MulticlassResults:
         return notes
 
     def summary(self, *, timing: bool = True) -> Summary:
-        """A :class:`~csvm_stats.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
+        """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
         from csvm_stats.multiclass.summary import build_multiclass_summary
 
         return build_multiclass_summary(self, timing=timing)

@@ -1,4 +1,4 @@
-"""The multiclass CSVM report, on the shared :class:`~csvm_stats.summary.Summary`.
+"""The multiclass CSVM report, on the shared :class:`~csvm_stats.reporting.summary.Summary`.
 
 Sections: model and data, solver, per-class recalls (anchor in-sample,
 held-out with bounds), the confidence statements, the held-out confusion
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from csvm_stats.certification import level_percent, round_down
-from csvm_stats.summary import Summary, _fmt, _key_values, _solver_table
+from csvm_stats.inference.certification import level_percent, round_down
+from csvm_stats.reporting.summary import Summary, _fmt, _key_values, _solver_table
 
 if TYPE_CHECKING:
     from csvm_stats.multiclass.results import MulticlassResults

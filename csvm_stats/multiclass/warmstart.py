@@ -11,7 +11,7 @@ r"""Warm start of the multiclass CSVM: a linear multiclass SVM with shifted per-
 3. :math:`z_j = 1` where the margin is met; :math:`\xi_i` is the Crammer-Singer
    hinge. The feasible point with the smallest objective is kept; its objective
    is the U of :mod:`csvm_stats.multiclass.problem`.
-4. Polishing, as for two classes (:mod:`csvm_stats.warmstart`): the
+4. Polishing, as for two classes (:mod:`csvm_stats.optimization.warmstart`): the
    Crammer-Singer SVM on I plus the anchor points kept in step 3 (weight
    ``ANCHOR_WEIGHT``) gives a new direction, which goes through steps 2 and 3
    again; the best point found is kept.
@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from csvm_stats.warmstart import ANCHOR_WEIGHT, MARGIN_TOL, POLISH_ROUNDS, SCALE_FACTORS
+from csvm_stats.optimization.warmstart import ANCHOR_WEIGHT, MARGIN_TOL, POLISH_ROUNDS, SCALE_FACTORS
 
 SHIFT_ROUNDS = 50
 

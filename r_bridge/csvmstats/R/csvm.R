@@ -2,7 +2,7 @@
 #
 # R builds the model frame (subset, na.action, R's contrasts from
 # options("contrasts")), the numeric design and the response, and sends only
-# plain numbers and strings to Python (csvm_stats.r_api.fit). Everything the
+# plain numbers and strings to Python (csvm_stats.interfaces.r_api.fit). Everything the
 # methods need is copied into R at fit time, with the bytes of the Python
 # model file so that a fit read back with readRDS predicts.
 
@@ -181,7 +181,7 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
   x
 }
 
-# The exported values of a fit (csvm_stats.r_api.export) as R structures.
+# The exported values of a fit (csvm_stats.interfaces.r_api.export) as R structures.
 fit_fields <- function(exported) {
   rates <- as.data.frame(exported$rates, stringsAsFactors = FALSE)
   rownames(rates) <- as.character(exported$rate_names)

@@ -28,7 +28,7 @@ install_python <- function(path = python_source(), envname = csvm_virtualenv(), 
   reticulate::virtualenv_install(envname, c(path, numpy))
   env_python <- reticulate::virtualenv_python(envname)
   versions <- system2(env_python, c("-c", shQuote(paste(
-    "import csvm_stats.r_api as a, numpy;",
+    "import csvm_stats.interfaces.r_api as a, numpy;",
     "print(a.environment()['csvm_stats'], numpy.__version__)"))), stdout = TRUE)
   message("csvm: csvm-stats ", versions[length(versions)], " (csvm-stats, numpy) installed into ",
           env_python)

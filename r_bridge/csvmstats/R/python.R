@@ -1,7 +1,7 @@
-# Access to the Python side: the module csvm_stats.r_api, loaded lazily, in
+# Access to the Python side: the module csvm_stats.interfaces.r_api, loaded lazily, in
 # the virtualenv made by install_python() unless the user chose a Python.
 
-# The entry-point version this package speaks (csvm_stats.r_api.API_VERSION).
+# The entry-point version this package speaks (csvm_stats.interfaces.r_api.API_VERSION).
 .csvm_api_version <- 2L
 # The first reticulate release that reads numpy 2 arrays (its NEWS: "Internal updates for NumPy 2.0").
 .reticulate_numpy2 <- "1.38.0"
@@ -12,7 +12,7 @@
 
 .onLoad <- function(libname, pkgname) {
   use_csvm_virtualenv()
-  .csvm_env$api <- reticulate::import("csvm_stats.r_api", delay_load = TRUE)
+  .csvm_env$api <- reticulate::import("csvm_stats.interfaces.r_api", delay_load = TRUE)
 }
 
 # The virtualenv of install_python(): CSVMSTATS_VIRTUALENV, else "r-csvmstats".
@@ -34,7 +34,7 @@ use_csvm_virtualenv <- function() {
 
 # Is the Python package csvm_stats usable from R?
 csvm_python_available <- function() {
-  reticulate::py_module_available("csvm_stats.r_api")
+  reticulate::py_module_available("csvm_stats.interfaces.r_api")
 }
 
 # How to get a working Python, for the end of error messages.
@@ -76,7 +76,7 @@ check_numpy <- function(reticulate_version = packageVersion("reticulate"),
 # and that it speaks our version (checked once per session).
 csvm_api <- function() {
   if (isTRUE(.csvm_env$checked)) return(.csvm_env$api)
-  require_python_module("csvm_stats.r_api")
+  require_python_module("csvm_stats.interfaces.r_api")
   check_numpy()
   api <- .csvm_env$api
   version <- as.integer(api$api_version())

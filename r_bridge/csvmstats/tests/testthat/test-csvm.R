@@ -56,7 +56,7 @@ test_that("the R fit gives the Python fit's coefficients and rates on the same s
   d <- make_data()
   fit <- fit_example(d)
   x <- model.matrix(status ~ ., d)[, -1L]
-  model_module <- reticulate::import("csvm_stats.model", convert = FALSE)
+  model_module <- reticulate::import("csvm_stats.models.model", convert = FALSE)
   pandas <- reticulate::import("pandas", convert = FALSE)
   python_model <- model_module$CSVM(
     pandas$Series(as.character(d$status), dtype = "object"),

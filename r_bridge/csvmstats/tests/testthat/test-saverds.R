@@ -34,7 +34,7 @@ test_that("linear and RBF fits predict classes, decision values and probabilitie
     expect_equal(predictions[[kind]]$class, predict(fits[[kind]], newdata))
     expect_true(is.na(predictions[[kind]]$class[4]))
     # Probabilities after readRDS need the probability model in the model file (its calibration).
-    saved_model <- reticulate::import("csvm_stats.persistence")$SavedModel
+    saved_model <- reticulate::import("csvm_stats.interfaces.persistence")$SavedModel
     if (reticulate::py_has_attr(saved_model, "predict_proba")) {
       expect_equal(predictions[[kind]]$prob, suppressMessages(predict(fits[[kind]], newdata, type = "prob")),
                    tolerance = 1e-10)

@@ -1,0 +1,1 @@
+"""Data sets: the shared real data sets and synthetic generators."""

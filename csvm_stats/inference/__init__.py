@@ -1,0 +1,1 @@
+"""Confidence margins, exact bounds and held-out certification of rates."""

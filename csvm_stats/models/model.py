@@ -1,0 +1,387 @@
+r"""The CSVM model in statsmodels' shape: an array core, ``from_formula`` and ``fit``.
+
+``CSVM(endog, exog, tpr_min=0.9)`` holds the data and the specification;
+``fit()`` splits the rows (stratified, seeded) into the training sample I, the
+anchor sample J and the held-out certification sample H, standardises the
+columns with statistics of :math:`I \cup J`, turns the required rates into
+required anchor counts (:func:`csvm_stats.inference.bounds.adjust_target`), solves the
+CSVM with the engine (:func:`csvm_stats.optimization.engine.fit_csvm`) and returns a new
+:class:`~csvm_stats.models.results.CSVMResults`. The model itself is never changed
+by ``fit``, so one model can be fitted with several seeds or solvers.
+
+Default shares (train, anchor, held-out) = (0.5, 0.25, 0.25). The anchor
+sample must be large enough for the margin (the exact binomial margin needs
+29 anchor points of a class for p0 = 0.9 at alpha = 0.05, Hoeffding 150), and
+the held-out sample large enough for a useful bound (the Clopper-Pearson
+bound from 100 held-out points of a class with 95 correct is 0.898) and for
+guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.inference.bounds import BOUNDS, AdjustedTarget, adjust_target, check_probability
+from csvm_stats.inference.certification import (
+    RATE_LABELS,
+    RATE_UNITS,
+    guarantee_rank,
+    linear_scores,
+    rate_points,
+    umbrella_intercept,
+)
+from csvm_stats.preprocessing.design import (
+    DEFAULT_FRACTIONS,
+    LabelCoding,
+    SampleSplit,
+    Standardizer,
+    check_fractions,
+    column_moments,
+    encode_labels,
+    explicit_split,
+    split_samples,
+)
+from csvm_stats.optimization.engine import fit_csvm
+from csvm_stats.exceptions import DataError, DegenerateRuleWarning
+from csvm_stats.models.fitstate import FittedState, resolve_seed
+from csvm_stats.preprocessing.formula import FormulaDesign, build_design
+from csvm_stats.models.results import CSVMResults
+from csvm_stats.optimization.solvers import SOLVERS
+from csvm_stats.optimization.solvers.base import SolverOptions
+from csvm_stats.preprocessing.validation import (
+    check_big_m,
+    check_fit_options,
+    check_flag,
+    check_kernel_options,
+    check_unique_columns,
+)
+
+
+def _design_frame(exog: Any) -> pd.DataFrame:
+    """The predictors as a float DataFrame (columns ``x1..xp`` for an array)."""
+    if isinstance(exog, pd.DataFrame):
+        frame = exog
+    else:
+        arr = np.asarray(exog)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2:
+            raise DataError(f"exog must be two-dimensional (n rows, p columns), got shape {arr.shape}.")
+        frame = pd.DataFrame(arr, columns=[f"x{k + 1}" for k in range(arr.shape[1])])
+    check_unique_columns(frame, "exog")
+    if frame.shape[0] == 0:
+        raise DataError(f"exog has 0 rows (and {frame.shape[1]} columns); there is nothing to fit or predict.")
+    non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if non_numeric:
+        raise DataError(
+            f"exog has non-numeric column(s) {non_numeric}; code them as numbers, or use "
+            "CSVM.from_formula, which codes factors as dummy columns."
+        )
+    frame = frame.astype(float)
+    bad = ~np.isfinite(frame.to_numpy())
+    if bad.any():
+        cols = sorted({str(frame.columns[j]) for j in np.nonzero(bad)[1]})
+        raise DataError(f"exog has missing or infinite values in column(s) {cols}; remove or impute them first.")
+    return frame
+
+
+class CSVM:
+    """Constrained support vector machine with required rates (TPR, TNR, accuracy).
+
+    Parameters
+    ----------
+    endog : labels (0/1, bool, strings or a pandas Categorical), one per row.
+    exog : predictors, an (n, p) array or a numeric DataFrame.
+    tpr_min, tnr_min, acc_min : required true positive rate, true negative
+        rate and accuracy, each strictly between 0 and 1, or ``None``.
+    alpha : level of the confidence margins and statements (0 < alpha < 1).
+    bound : margin added to the required rates on the anchor sample:
+        ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
+    kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
+        the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
+        ``big_m=None`` (default) solves the exact CSVM with proven per-point
+        big-M constants; a number M is the paper's big-M model.
+    positive : the label of the positive class; default the second level.
+    standardize : centre and scale the columns with statistics of the
+        training and anchor samples (the held-out sample is never used).
+    fractions : (train, anchor, held-out) shares; held-out may be 0.
+    samples : explicit row positions ``{"train": ..., "anchor": ...,
+        "holdout": ...}`` instead of a random split.
+    penalty, max_features, screen : feature selection inside the CSVM
+        (:mod:`csvm_stats.sparse.model`, linear kernel only): ``penalty="l1"`` solves
+        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
+        with at most s non-zero coefficients, its MIQP restricted to the
+        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse.model`).
+    recall_min : ``{class label: required recall}``; given, or with more than
+        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+        :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
+    """
+
+    def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
+        if cls is CSVM:
+            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
+
+            if wants_multiclass(endog, kwargs.get("recall_min")):
+                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        endog: Any,
+        exog: Any,
+        *,
+        tpr_min: float | None = None,
+        tnr_min: float | None = None,
+        acc_min: float | None = None,
+        alpha: float = 0.05,
+        bound: str = "hoeffding",
+        kernel: str | Callable[[np.ndarray, np.ndarray], np.ndarray] = "linear",
+        C: float = 1.0,
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 1.0,
+        rank: int | None = None,
+        big_m: float | None = None,
+        positive: Any = None,
+        standardize: bool = True,
+        fractions: Sequence[float] = DEFAULT_FRACTIONS,
+        samples: Mapping[str, Sequence[int]] | None = None,
+        penalty: str = "l2",
+        max_features: int | None = None,
+        screen: int | None = None,
+        recall_min: None = None,
+    ) -> None:
+        self.exog = _design_frame(exog)
+        n = self.exog.shape[0]
+        if len(endog) != n:
+            raise DataError(f"endog has {len(endog)} rows but exog has {n}; they must match.")
+        if isinstance(endog, pd.Series) and isinstance(exog, pd.DataFrame) and not endog.index.equals(exog.index):
+            raise DataError("endog and exog have different row indexes; align them first.")
+        self.endog = endog
+        self.coding: LabelCoding
+        self.coding, self.y = encode_labels(endog, positive)
+        self.targets: dict[str, float] = {}
+        for rate, value in (("tpr", tpr_min), ("tnr", tnr_min), ("acc", acc_min)):
+            if value is not None:
+                self.targets[rate] = check_probability(value, f"{rate}_min (the required {RATE_LABELS[rate]})")
+        self.alpha = check_probability(alpha, "alpha")
+        if bound not in BOUNDS:
+            raise DataError(f"bound must be one of {BOUNDS}, got {bound!r}.")
+        self.bound = bound
+        if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
+            raise DataError(f"C must be a positive number, got {C!r}.")
+        self.C = float(C)
+        check_kernel_options(kernel, gamma, degree, coef0, rank)
+        self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
+        self.big_m = check_big_m(big_m)
+        self.standardize = check_flag(standardize, "standardize")
+        self.fractions = check_fractions(fractions)
+        self.samples = None if samples is None else explicit_split(samples, n)
+        self.formula: FormulaDesign | None = None
+        self._set_sparsity(penalty, max_features, screen)
+
+    def _set_sparsity(self, penalty: str, max_features: int | None, screen: int | None) -> None:
+        from csvm_stats.sparse.model import check_sparsity
+
+        check_sparsity(penalty, max_features, self.exog.shape[1])
+        self.penalty, self.max_features, self.screen = penalty, max_features, screen
+        if self.sparse and self.kernel != "linear":
+            raise DataError("penalty='l1' and max_features select columns, so they need kernel='linear'.")
+        if screen is not None and (max_features is None or isinstance(screen, bool) or int(screen) != screen
+                                   or not max_features <= screen):
+            raise DataError("screen (the columns the cardinality route keeps) needs max_features and an integer >= it.")
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the fit selects features (``penalty="l1"`` or ``max_features``)."""
+        return self.penalty != "l2" or self.max_features is not None
+
+    @classmethod
+    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
+        """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
+
+        Keyword arguments are those of :class:`CSVM`. The formula spec is kept
+        so that ``results.predict(newdata)`` codes new data the same way.
+
+        ``safe=True`` (the default) treats the formula as data: it is parsed
+        by our own grammar (:mod:`csvm_stats.preprocessing.formula_grammar`: column names,
+        backquoted names, ``.``, ``+``, ``-``, ``:``, ``*``, ``**``, ``C(column)``,
+        ``0``/``1``) and nothing in it is ever evaluated; anything else is a
+        :class:`~csvm_stats.exceptions.FormulaError`. ``safe=False`` hands the
+        text to formulaic, and then **the formula is code**: as in
+        statsmodels/patsy, formulaic evaluates Python in terms (``np.log(x)``,
+        ``{x ** 2}``, any call), so a formula string from an untrusted source
+        can run arbitrary commands. Use ``safe=False`` only for formulas you
+        wrote yourself; the command line, model files and the R package never
+        use it. Safe is the default because a formula is often assembled from
+        configuration or user input, and the cost of the default is small (compute
+        transformed columns in the data frame); the unsafe mode is an explicit opt-in.
+        """
+        endog, exog, design = build_design(formula, data, safe=safe)
+        model = cls(endog, exog, **kwargs)
+        model.formula = design
+        return model
+
+    @property
+    def exog_names(self) -> list[str]:
+        """Names of the design columns."""
+        return [str(c) for c in self.exog.columns]
+
+    def design_matrix(self, newdata: Any) -> pd.DataFrame:
+        """New data as design columns (through the formula when there is one), index kept."""
+        if self.formula is not None:
+            return self.formula.transform(newdata)
+        if isinstance(newdata, pd.DataFrame):
+            missing = [c for c in self.exog.columns if c not in newdata.columns]
+            if missing:
+                raise DataError(f"newdata lacks the column(s) {[str(c) for c in missing]} the model was fitted on.")
+            return _design_frame(newdata[list(self.exog.columns)])
+        frame = _design_frame(newdata)
+        if frame.shape[1] != self.exog.shape[1]:
+            raise DataError(f"newdata has {frame.shape[1]} columns; the model was fitted on {self.exog.shape[1]}.")
+        frame.columns = self.exog.columns
+        return frame
+
+    def _split(self, random_state: int | None) -> SampleSplit:
+        split = self.samples if self.samples is not None else split_samples(self.y, self.fractions, random_state)
+        for rate in self.targets:
+            n_anchor = int(rate_points(self.y[split.anchor], rate).sum())
+            if n_anchor == 0:
+                raise DataError(
+                    f"The anchor sample has no {RATE_UNITS[rate]}, so the {RATE_LABELS[rate]} cannot be "
+                    "constrained; enlarge the anchor share (fractions=) or pass samples=."
+                )
+            if split.holdout.size and not rate_points(self.y[split.holdout], rate).any():
+                raise DataError(
+                    f"The held-out sample has no {RATE_UNITS[rate]}, so no statement about the "
+                    f"{RATE_LABELS[rate]} can be made; enlarge the held-out share (fractions=) or pass samples=."
+                )
+        return split
+
+    def _guaranteed_rate(self, guarantee: bool | str) -> str | None:
+        if guarantee is False:
+            return None
+        class_rates = [r for r in ("tpr", "tnr") if r in self.targets]
+        if guarantee is True:
+            if len(class_rates) != 1:
+                raise DataError(
+                    "guarantee=True needs exactly one of tpr_min and tnr_min; with "
+                    f"{class_rates or 'neither'} say which rate to guarantee: guarantee='tpr' or guarantee='tnr'."
+                )
+            return class_rates[0]
+        if guarantee not in ("tpr", "tnr"):
+            raise DataError(f"guarantee must be False, True, 'tpr' or 'tnr', got {guarantee!r}.")
+        if guarantee not in self.targets:
+            raise DataError(f"guarantee={guarantee!r} needs {guarantee}_min, the rate to guarantee.")
+        return guarantee
+
+    def fit(
+        self,
+        *,
+        solver: str = "auto",
+        time_limit: float = 300.0,
+        mip_gap: float = 1e-4,
+        threads: int | None = None,
+        verbose: bool = False,
+        random_state: int | None = None,
+        guarantee: bool | str = False,
+        warm_start: bool = True,
+        sparse_start: tuple[np.ndarray, float] | None = None,
+    ) -> CSVMResults:
+        """Split, solve and certify; return a new :class:`CSVMResults`.
+
+        ``random_state`` seeds the split and the solver; when it is ``None`` a
+        seed is drawn and kept in ``results.random_state`` (and printed in the
+        summary), so the fit can be repeated. ``guarantee=True``
+        (or ``"tpr"``/``"tnr"``) keeps the direction w of the CSVM and sets the
+        intercept on the held-out sample by the order-statistic rule, so that
+        the true rate is at least its target with probability 1 - alpha.
+        ``sparse_start`` (sparse fits only) is a start (w, b) on the
+        standardised columns, e.g. the previous point of
+        :func:`csvm_stats.sparse.path.sparsity_path`.
+        """
+        if sparse_start is not None and not self.sparse:
+            raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")
+        check_fit_options(solver=solver, solver_names=SOLVERS, random_state=random_state, warm_start=warm_start)
+        guaranteed = self._guaranteed_rate(guarantee)
+        seed = resolve_seed(random_state)
+        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed)
+        split = self._split(seed)
+        if guaranteed is not None:
+            if split.holdout.size == 0:
+                raise DataError(
+                    "guarantee mode sets the intercept on the held-out sample, which is empty; give it a share."
+                )
+            n_class = int(rate_points(self.y[split.holdout], guaranteed).sum())
+            guarantee_rank(n_class, guaranteed, self.targets[guaranteed], self.alpha)  # before solving
+        X = self.exog.to_numpy()
+        y = self.y
+        fit_rows = np.concatenate([split.train, split.anchor])
+        if column_moments(X[fit_rows])[2].all():
+            raise DataError(
+                f"Every predictor column ({', '.join(self.exog_names[:5])}{', ...' if X.shape[1] > 5 else ''}) is "
+                "constant on the training and anchor samples, so no rule can use them: a fit would call every "
+                "point one class. Check the data (filtering, units, a column read as the wrong one)."
+            )
+        scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
+        Xs = scaler.transform(X)
+        y_anchor = y[split.anchor]
+        adjusted: dict[str, AdjustedTarget] = {
+            rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
+            for rate, p0 in self.targets.items()
+        }
+        if self.sparse:
+            from csvm_stats.sparse.model import fit_sparse_csvm
+
+            fit_function: Callable[..., Any] = partial(
+                fit_sparse_csvm, penalty=self.penalty, max_features=self.max_features, screen=self.screen,
+                start=sparse_start,
+            )
+        else:
+            fit_function = partial(
+                fit_csvm, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank
+            )
+        engine_fit = fit_function(
+            Xs[split.train],
+            y[split.train],
+            Xs[split.anchor],
+            y_anchor,
+            C=self.C,
+            min_counts={rate: t.count for rate, t in adjusted.items()},
+            big_m=self.big_m,
+            solver=solver,
+            options=options,
+            warm_start=warm_start,
+        )
+        umbrella = None
+        if guaranteed is not None:
+            scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
+            umbrella = umbrella_intercept(
+                scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
+            )
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
+        if self.sparse:
+            from csvm_stats.sparse.results import SparseCSVMResults
+
+            results: CSVMResults = SparseCSVMResults(state)
+        else:
+            results = CSVMResults(state)
+        for message in results.degenerate:
+            warnings.warn(message, DegenerateRuleWarning, stacklevel=2)
+        return results
+
+    def __repr__(self) -> str:
+        targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"
+        source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
+        sparsity = "" if not self.sparse else (
+            f", max_features={self.max_features}" if self.max_features is not None else f", penalty={self.penalty!r}"
+        )
+        return f"CSVM({source}, n={self.exog.shape[0]}, {targets}, alpha={self.alpha:g}, bound={self.bound!r}{sparsity})"
+

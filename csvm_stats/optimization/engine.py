@@ -1,0 +1,243 @@
+r"""Fit one CSVM: data -> feature map -> warm start -> MIQP -> backend -> fit.
+
+:func:`fit_csvm` is the array-level kernel of the library, with the checks
+that keep its errors readable and nothing else, so that the model layer, the
+bootstrap and the tuning loops can call it many times.
+
+The problem solved is (``NOTES.md`` section 1)
+
+.. math::
+
+    \min\; w^\top w + C \sum_{i \in I} s_i \xi_i \quad \text{s.t.}\quad
+    y_i (w^\top\phi(x_i) + b) \ge 1 - \xi_i,\;
+    y_j (w^\top\phi(x_j) + b) \ge 1 - M_j (1 - z_j),\;
+    \sum_{j \in J_c} z_j \ge k_c,
+
+with :math:`\phi` the identity for the linear kernel and the factorised
+feature map of :mod:`csvm_stats.optimization.kernels` otherwise. With J empty and no
+constraint this is scikit-learn's ``SVC`` with ``C/2``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
+from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
+from csvm_stats.optimization.problem import (
+    RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, constrained_anchor_points, rate_requirements,
+)
+from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, Status, solve
+from csvm_stats.optimization.warmstart import WarmStart, gram_matrix, shifted_intercept_start, svm_reference
+
+DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.optimization.problem)
+
+
+@dataclass(frozen=True)
+class CSVMFit:
+    """A solved CSVM: ``f(x) = coef' phi(x) + intercept``, positive class when ``f >= 0``.
+
+    ``z`` has one entry per anchor point; ``constrained_anchor`` lists the
+    anchor points that some rate counts (the only ones in the MIQP) and
+    ``big_m`` their constants ``M_j``.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    feature_map: FeatureMap
+    z: np.ndarray
+    record: SolveRecord
+    objective: float
+    C: float
+    min_counts: Mapping[str, int]
+    big_m: np.ndarray = field(repr=False)
+    constrained_anchor: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int), repr=False)
+    warm_start_objective: float | None = None
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Decision values ``w' phi(x) + b`` for the rows of ``X``."""
+        return self.feature_map.transform(X) @ self.coef + self.intercept
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Labels in {-1, +1} (``+1`` when the decision value is at least 0)."""
+        return np.where(self.decision_function(X) >= 0.0, 1, -1)
+
+
+def _as_matrix(X, name: str) -> np.ndarray:
+    A = np.asarray(X, dtype=float)
+    if A.ndim != 2:
+        raise DataError(f"{name} must be a 2-d array (rows = observations), got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        rows = np.flatnonzero(~np.isfinite(A).all(axis=1))
+        raise DataError(
+            f"{name} has NaN or infinite values in {rows.size} row(s) (first: {rows[:5].tolist()}); "
+            "impute or drop them before fitting."
+        )
+    return A
+
+
+def _as_labels(y, n: int, name: str) -> np.ndarray:
+    v = np.asarray(y)
+    if v.shape != (n,):
+        raise DataError(f"{name} must have one label per row ({n}), got shape {v.shape}.")
+    if v.size and not np.isin(v, (-1, 1)).all():
+        raise DataError(f"{name} must be coded -1/+1 at this level; got values {np.unique(v)[:5].tolist()}.")
+    return v.astype(float)
+
+
+def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
+    """How many anchor points each rate counts: positives, negatives, all."""
+    return {"tpr": int((y_anchor > 0).sum()), "tnr": int((y_anchor < 0).sum()), "acc": int(y_anchor.size)}
+
+
+def check_min_counts(min_counts: Mapping[str, int], y_anchor: np.ndarray) -> dict[str, int]:
+    """Validate required anchor counts against the anchor sample's class sizes."""
+    sizes = _anchor_sizes(y_anchor)
+    out: dict[str, int] = {}
+    for kind, count in min_counts.items():
+        if kind not in RATE_KINDS:
+            raise DataError(f"unknown rate constraint {kind!r}; use one of {RATE_KINDS}.")
+        if sizes[kind] == 0:
+            what = {"tpr": "positive", "tnr": "negative", "acc": ""}[kind]
+            raise DataError(
+                f"the anchor sample has no {what} points, so the {RATE_NAMES[kind]} constraint cannot be "
+                "imposed; enlarge the anchor sample or stratify the split."
+            )
+        if not 0 <= int(count) <= sizes[kind]:
+            raise DataError(f"the {RATE_NAMES[kind]} constraint asks for {count} of {sizes[kind]} anchor points.")
+        out[kind] = int(count)
+    return out
+
+
+def _describe_constraints(min_counts: Mapping[str, int], y_anchor: np.ndarray) -> str:
+    sizes = _anchor_sizes(y_anchor)
+    return ", ".join(f"{RATE_NAMES[k]} >= {c}/{sizes[k]} anchor points" for k, c in min_counts.items())
+
+
+def fit_csvm(
+    X_train,
+    y_train,
+    X_anchor,
+    y_anchor,
+    *,
+    C: float = 1.0,
+    kernel: str | Callable | Kernel = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 1.0,
+    rank: int | None = None,
+    min_counts: Mapping[str, int] | None = None,
+    big_m: float | None = DEFAULT_BIG_M,
+    sample_weight=None,
+    solver: str = "auto",
+    options: SolverOptions | None = None,
+    warm_start: bool = True,
+) -> CSVMFit:
+    """Solve the CSVM on training sample I and anchor sample J (module docstring).
+
+    ``min_counts`` maps ``"tpr"``, ``"tnr"``, ``"acc"`` to the number of anchor
+    points of the positive class, the negative class or all that must satisfy
+    their margin constraint (see :func:`csvm_stats.inference.bounds.adjust_target`).
+    ``big_m=None`` solves the exact model (proven per-point constants or
+    indicator constraints), the default; a number M is the paper's big-M model,
+    exact only when M is at least every proven bound (``fit.record.exact``).
+    ``sample_weight`` gives training multiplicities.
+
+    Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
+    (stopped without any solution), :class:`SolverError` or :class:`DataError`.
+    """
+    clock = time.process_time if (options or SolverOptions()).clock == "cpu" else time.perf_counter
+    started = clock()
+    X_i = _as_matrix(X_train, "X_train")
+    X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
+    if X_j.shape[1] != X_i.shape[1]:
+        raise DataError(f"X_anchor has {X_j.shape[1]} columns but X_train has {X_i.shape[1]}.")
+    y_i = _as_labels(y_train, X_i.shape[0], "y_train")
+    y_j = _as_labels(y_anchor, X_j.shape[0], "y_anchor") if X_j.shape[0] else np.empty(0)
+    if not ((y_i > 0).any() and (y_i < 0).any()):
+        raise DataError("the training sample has only one class; a classifier needs both classes in it.")
+    if not (np.isfinite(C) and C > 0):
+        raise DataError(f"C must be a positive number, got {C!r}.")
+    if big_m is not None and not big_m > 0:
+        raise DataError(f"big_m must be positive or None, got {big_m!r}.")
+    weight = np.ones(X_i.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if weight.shape != (X_i.shape[0],) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
+        raise DataError("sample_weight must be positive and finite, one per training row.")
+    counts = check_min_counts(min_counts or {}, y_j)
+    options = options or SolverOptions()
+
+    reference = np.vstack([X_i, X_j])
+    kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
+    fmap, phi = factorise(kern, reference, rank)
+    phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
+
+    requirements = rate_requirements(y_j, counts)
+    start: WarmStart | None = None
+    if warm_start:
+        gram = gram_matrix(phi)  # one Gram matrix for every SVM fit (None for narrow rows: linear memory)
+        start = shifted_intercept_start(
+            phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
+        )
+    # Anchor points that no rate counts carry no constraint in the exact model
+    # (z_j = 0 switches theirs off): they leave the MIQP.
+    kept = constrained_anchor_points(requirements, y_j.size)
+    phi_k, y_k = phi_j[kept], y_j[kept]
+    x0 = upper = svm_ref = None
+    if start is not None:
+        x0 = np.r_[start.w, start.b, start.xi, start.z[kept]]
+        upper = start.objective
+        svm_ref = svm_reference(phi_i, y_i, C, weight, gram)
+    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
+    problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
+    if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
+        # the user's M is smaller than the warm start needs: the start is not feasible for this
+        # model, and its objective is no upper bound on the model's optimum (no tightening from it)
+        problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
+
+    # the time limit bounds the whole fit: the solver gets what the feature map, warm start and model left
+    spent = clock() - started
+    solution = solve(problem.miqp, solver, replace(options, time_limit=max(0.0, options.time_limit - spent)))
+    record = replace(solution.record, exact=problem.exact)
+    if record.status is Status.INFEASIBLE:
+        hint = (
+            "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
+            if {"tpr", "tnr"} <= counts.keys() or "acc" in counts
+            else "raise big_m or use big_m=None"
+        )
+        raise InfeasibleConstraintsError(
+            f"no classifier meets {_describe_constraints(counts, y_j)} "
+            f"({kern.describe()} kernel, big_m={big_m}); {hint}."
+        )
+    if record.status is Status.NO_SOLUTION:
+        raise NoSolutionError(
+            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "
+            f"that meets {_describe_constraints(counts, y_j)}; raise the time limit."
+        )
+    if record.status is Status.ERROR:
+        raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+    x = solution.x
+    blocks = problem.miqp.blocks
+    coef, b = x[blocks["w"]], float(x[blocks["b"]][0])
+    if kern.is_linear and fmap.reference is not None:  # back from the factorised map to the columns
+        coef = fmap.reference.T @ fmap.expansion_coefficients(coef)
+        fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
+    # z: the model's indicators; an anchor point outside the model counts as 1 where it meets its margin
+    z = (y_j * (phi_j @ x[blocks["w"]] + b) >= 1.0 - 1e-9).astype(float)
+    z[kept] = np.round(x[blocks["z"]])
+    return CSVMFit(
+        coef=coef,
+        intercept=b,
+        feature_map=fmap,
+        z=z,
+        record=record,
+        objective=record.objective,
+        C=float(C),
+        min_counts=counts,
+        big_m=problem.big_m,
+        constrained_anchor=kept,
+        warm_start_objective=None if start is None else start.objective,
+    )

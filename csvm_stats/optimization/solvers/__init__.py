@@ -1,0 +1,147 @@
+"""Solver backends behind one protocol, a string-keyed registry and ``"auto"``.
+
+Backends import their solver lazily, inside ``solve``; nothing probes every
+solver at import time. ``"auto"`` means Gurobi when it is installed with a
+licence that takes the model (a problem without binaries only in its MIQP
+form), then HiGHS for a linear model (the L1-norm CSVM, a MILP), then SCIP;
+any failure of a backend (an exception or an error
+status) falls back to the next one with a :class:`SolverFallbackWarning`
+naming it. New backends are added to ``_BACKENDS`` (and ``SOLVERS``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import replace
+from functools import cache
+
+from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
+from csvm_stats.optimization.problem import MIQP
+from csvm_stats.optimization.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.bnb import BnbBackend
+from csvm_stats.optimization.solvers.gurobi import GurobiBackend
+from csvm_stats.optimization.solvers.highs import HighsBackend, is_linear
+from csvm_stats.optimization.solvers.scip import ScipBackend
+
+__all__ = [
+    "Backend", "Solution", "SolveRecord", "SolverOptions", "Status",
+    "SOLVERS", "SolverFallbackWarning", "get_backend", "solve",
+]
+
+SOLVERS: tuple[str, ...] = ("auto", "bnb", "scip", "scip-tangents", "gurobi", "gurobi-miqp", "gurobi-oa", "highs")
+SIZE_LIMITED_LINEAR = 2000  # variables or constraints the pip licence allows for a linear model
+SIZE_LIMITED_QUADRATIC = 200  # variables it allows once the objective is quadratic
+_size_limited_licence: list[bool] = []  # set once a licence error has been seen in this process
+
+
+class SolverFallbackWarning(UserWarning):
+    """``solver="auto"`` could not use a backend for this model and used the next one."""
+
+
+_BACKENDS: dict[str, Callable[[], Backend]] = {
+    "bnb": BnbBackend,
+    "scip": lambda: ScipBackend("nonlinear"),
+    "scip-tangents": lambda: ScipBackend("tangents"),
+    "gurobi": lambda: GurobiBackend("auto"),
+    "gurobi-miqp": lambda: GurobiBackend("miqp"),
+    "gurobi-oa": lambda: GurobiBackend("oa"),
+    "highs": HighsBackend,
+}
+_LABELS = {"scip": "SCIP", "gurobi": "Gurobi", "highs": "HiGHS"}
+
+
+def get_backend(name: str) -> Backend:
+    """The backend registered under ``name`` (``"auto"`` is resolved by :func:`solve`)."""
+    try:
+        return _BACKENDS[name]()
+    except KeyError:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}.") from None
+
+
+@cache
+def gurobi_usable() -> bool:
+    """Whether gurobipy imports and an environment starts (checked once per process)."""
+    return GurobiBackend().available()
+
+
+def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
+    """The backends ``"auto"`` tries, in order, each with the reason; the last is always SCIP.
+
+    Measured in ``benchmarks/results/solve_time.md`` (CPU time, side by side):
+    on the exact primal CSVM, bnb proves Wisconsin (linear and RBF at exact
+    rank) optimal where SCIP and Gurobi stop at the time limit or take 10-100x
+    longer, and closes more of the gap on synthetic problems; so bnb goes
+    first there. Otherwise Gurobi when licensed for the model, HiGHS for a
+    linear model, SCIP last.
+    """
+    too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
+    # Without binaries the outer approximation is a cutting-plane loop over LPs,
+    # slow to high accuracy (measured: 28 s against SCIP's 0.4 s on Wisconsin);
+    # such a problem goes to Gurobi only when its MIQP fits the pip licence.
+    continuous_and_large = problem.binary.size == 0 and problem.n_vars > SIZE_LIMITED_QUADRATIC
+    chain = []
+    if problem.csvm is not None:
+        chain.append(("bnb", "exact primal CSVM: our branch-and-bound, the fastest measured"))
+    if gurobi_usable() and not too_big and not continuous_and_large:
+        chain.append(("gurobi", "Gurobi is licensed for this model"))
+    if is_linear(problem):
+        chain.append(("highs", "a linear model"))
+    return chain + [("scip", "the open-source default")]
+
+
+def _raise_if_interrupted(solution: Solution) -> Solution:
+    """Ctrl-C stops a solver inside its own SIGINT handler; turn that back into ``KeyboardInterrupt``."""
+    record = solution.record
+    if record.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt(f"the {record.backend} solve was interrupted by the user after {record.wall_time:.1f} s")
+    return solution
+
+
+def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = None) -> Solution:
+    """Solve ``problem`` with the named backend, resolving ``"auto"``.
+
+    ``"auto"`` tries the backends of :func:`_auto_chain` in order and moves to
+    the next one, with a :class:`SolverFallbackWarning` naming the failed
+    backend and its error, whenever a backend raises or reports
+    :attr:`Status.ERROR`; only the last backend's failure reaches the caller.
+    An interrupted solve (Ctrl-C) raises ``KeyboardInterrupt`` from every route.
+    """
+    options = options or SolverOptions()
+    if solver != "auto":
+        backend = get_backend(solver)
+        if not backend.available():
+            raise SolverUnavailableError(
+                f"solver {solver!r} is not available here (not installed or no licence); "
+                "use solver='scip' (always installed) or solver='auto'."
+            )
+        return _raise_if_interrupted(backend.solve(problem, options))
+    chain = _auto_chain(problem)
+    failed: list[str] = []
+    for (name, why), (fallback, _) in zip(chain, chain[1:]):
+        try:
+            solution = _raise_if_interrupted(get_backend(name).solve(problem, options))
+        except Exception as err:  # noqa: BLE001 - any backend failure moves on (KeyboardInterrupt is no Exception)
+            if isinstance(err, LicenseLimitError):
+                _size_limited_licence.append(True)
+            reason = f"{type(err).__name__}: {err}"
+        else:
+            if solution.record.status is not Status.ERROR:
+                return _chosen(solution, name, why, failed)
+            reason = f"status error: {solution.record.message}"
+        failed.append(name)
+        warnings.warn(
+            f"solver='auto': the {_LABELS.get(name, name)} backend failed ({reason}). "
+            f"Falling back to {_LABELS.get(fallback, fallback)} for this model.",
+            SolverFallbackWarning,
+            stacklevel=2,
+        )
+    name, why = chain[-1]
+    return _chosen(_raise_if_interrupted(get_backend(name).solve(problem, options)), name, why, failed)
+
+
+def _chosen(solution: Solution, name: str, why: str, failed: list[str]) -> Solution:
+    """Record what ``"auto"`` chose and why in the solve record (``choice``)."""
+    after = f"; after {', '.join(failed)} failed" if failed else ""
+    record = replace(solution.record, choice=f"auto: {name} ({why}{after})")
+    return Solution(record, solution.x)

@@ -1,0 +1,109 @@
+"""The solver protocol: one status set, one options record, one solution record.
+
+Every backend translates a :class:`~csvm_stats.optimization.problem.MIQP` into its own
+modelling layer, solves it and returns a :class:`Solution`, mapping its own
+status codes onto :class:`Status` (the cvxpy pattern).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.validation import check_positive, check_solver_options
+
+CLOCKS: tuple[str, ...] = ("wall", "cpu")
+
+if TYPE_CHECKING:
+    from csvm_stats.optimization.problem import MIQP
+
+
+class Status(str, enum.Enum):
+    """Outcome of a solve, shared by all backends."""
+
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time limit (incumbent)"
+    INFEASIBLE = "infeasible"
+    NO_SOLUTION = "no solution found"
+    INTERRUPTED = "interrupted"  # the user pressed Ctrl-C (SIGINT); callers re-raise KeyboardInterrupt
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Options every backend honours.
+
+    ``time_limit`` is in seconds (the paper uses 300 s and accepts the
+    incumbent); ``mip_gap`` is the relative optimality gap at which the search
+    stops; ``feasibility_tol`` is the constraint tolerance (it also bounds how
+    far an epigraph may undercut the quadratic, so it limits the accuracy of w:
+    an objective error e moves w by about sqrt(e)); ``threads=None`` lets the
+    solver decide. ``clock`` is what ``time_limit`` counts: ``"wall"`` seconds
+    or ``"cpu"`` seconds of this process (fair under machine load; SCIP and
+    bnb honour it, Gurobi always counts wall time).
+    """
+
+    time_limit: float = 300.0
+    mip_gap: float = 1e-4
+    feasibility_tol: float = 1e-6
+    threads: int | None = None
+    verbose: bool = False
+    seed: int = 0
+    clock: str = "wall"
+
+    def __post_init__(self) -> None:
+        """Refuse bad values here, before any backend sees them (a NaN or negative limit, a bool gap, ...)."""
+        check_solver_options(
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, verbose=self.verbose, seed=self.seed
+        )
+        check_positive(self.feasibility_tol, "feasibility_tol")
+        if self.clock not in CLOCKS:
+            raise DataError(f"clock must be one of {CLOCKS}, got {self.clock!r}.")
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    """What a solve did: status, objective, bound, gap, times and effort."""
+
+    status: Status
+    objective: float
+    best_bound: float
+    gap: float
+    wall_time: float
+    cpu_time: float
+    nodes: int
+    backend: str
+    backend_version: str
+    formulation: str
+    message: str = ""
+    exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
+    svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
+    choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A backend's answer: the record plus the variable values (or ``None``)."""
+
+    record: SolveRecord
+    x: np.ndarray | None = field(default=None, repr=False)
+
+
+class Backend(Protocol):
+    """A solver backend: ``name``, availability check and ``solve``."""
+
+    name: str
+
+    def available(self) -> bool: ...
+
+    def version(self) -> str: ...
+
+    def solve(self, problem: MIQP, options: SolverOptions) -> Solution: ...

@@ -1,0 +1,324 @@
+r"""Backend ``"bnb"``: our own branch-and-bound over the anchor binaries of the exact CSVM.
+
+A node splits the anchor points into *forced* F (:math:`z_j = 1`: the margin
+constraint is hard), *dropped* (:math:`z_j = 0`: no constraint) and *free*.
+Its relaxation drops the count constraints and the free points,
+
+.. math::
+
+    D(F) = \min_{w, b}\; w^\top w + C \sum_{i \in I} s_i \max(0, 1 - y_i(w^\top\phi_i + b))
+    \quad\text{s.t.}\quad y_j(w^\top\phi_j + b) \ge 1 \ (j \in F),
+
+an SVM on I plus F. libsvm solves it with F at a large weight, which relaxes
+the hard constraints further, so its dual value is a valid lower bound
+(weak duality); the weight grows until the forced margins hold, and an LP
+proves a forced set that no hyperplane separates infeasible.
+
+*Lower bounds.* (1) :math:`D(F)`. (2) Single-anchor costs:
+:math:`c_j = D(F_a \cup \{j\})` computed at an ancestor a bounds every node
+below a that forces j (more constraints cost more). A requirement that still
+needs r of the free points R needs a subset S of R with :math:`|S| \ge r`,
+whose cost is at least :math:`\max_{j \in S} c_j`, hence at least the r-th
+smallest :math:`c_j` over R. (3) A point with :math:`c_j` at or above the
+incumbent is dropped (it cannot be in a better solution); a requirement left
+with exactly r free points forces them all.
+
+*Upper bounds.* Every node's direction w with the best intercept for the
+requirements (the objective is convex and piecewise linear in b, and each
+TPR / TNR requirement is a half-line of b; the direction is also tried
+scaled up), and the warm start.
+
+*Search.* Best bound first with depth-first dives: a node whose solution
+misses a requirement branches on the free point of that requirement with
+the most violated margin; the dropped child has the same relaxation and is
+processed at once (no SVM solve), the forced child waits with bound
+:math:`\max(\text{bound}, c_j)`. Kernels come as the factorised feature map
+(:mod:`csvm_stats.optimization.kernels`); with few columns libsvm's linear kernel works on
+the feature rows directly, so memory stays linear in n.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog
+
+from csvm_stats.exceptions import SolverError
+from csvm_stats.optimization.problem import MIQP, CSVMData
+from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
+from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, fit_svm, gram_matrix
+
+FORCE_WEIGHTS: tuple[float, ...] = (1e4, 1e6, 1e8, 1e10)  # libsvm weight of a forced point, relative to max s_i
+FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * libsvm's tolerance counts as met by a relaxation
+CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL means the forced weight binds: raise it
+MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
+ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
+
+
+@dataclass(order=True)
+class _Node:
+    bound: float
+    order: int
+    forced: np.ndarray = field(compare=False)
+    dropped: np.ndarray = field(compare=False)
+
+
+@dataclass(frozen=True)
+class _Relaxation:
+    w: np.ndarray
+    b: float
+    dual: float
+    met: bool  # every forced margin holds to CAP_TOL (the forced weight does not bind)
+
+
+class _Search:
+    """One branch-and-bound run on the data of an exact CSVM."""
+
+    def __init__(self, data: CSVMData, problem: MIQP, options: SolverOptions, watch: Stopwatch) -> None:
+        self.d, self.problem, self.options, self.watch = data, problem, options, watch
+        self.phi_i, self.y_i = data.phi_train, data.y_train
+        self.phi_j, self.y_j = data.phi_anchor, data.y_anchor
+        self.cw = data.C * data.weight
+        self.gram = gram_matrix(np.vstack([self.phi_i, self.phi_j]))
+        self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # libsvm's KKT tolerance
+        self.forced_tol = FORCED_TOL_FACTOR * self.tol
+        self.svm_solves = 0
+        self.nodes = 0
+        self.best: tuple[float, np.ndarray, float] | None = None  # objective, w, b
+        self.closed_min = math.inf  # least bound of a node closed as solved or left unresolved
+        self.pruned_min = math.inf  # least bound of a pruned node
+        self.unresolved = False
+        self.open_min = -math.inf  # least bound of an open node (nothing is proven before the root)
+        self.counter = itertools.count()
+        self.members = [req.members for req in data.requirements]
+        self.counts = [req.count for req in data.requirements]
+
+    def elapsed(self) -> float:
+        """Seconds on the clock that the time limit counts (wall or this process's CPU)."""
+        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+
+    # ---------------------------------------------------------------- bounds
+    def prune_level(self) -> float:
+        if self.best is None:
+            return math.inf
+        return self.best[0] - self.options.mip_gap * abs(self.best[0])
+
+    def objective(self, w: np.ndarray, b: float) -> float:
+        return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
+
+    def relax(self, forced: np.ndarray) -> _Relaxation | None:
+        """D(F) by libsvm; ``None`` when no hyperplane meets every forced margin."""
+        idx = np.flatnonzero(forced)
+        phi = np.vstack([self.phi_i, self.phi_j[idx]])
+        y = np.r_[self.y_i, self.y_j[idx]]
+        n_i = self.phi_i.shape[0]
+        gram = None
+        if self.gram is not None:
+            rows = np.r_[np.arange(n_i), n_i + idx]
+            gram = self.gram[np.ix_(rows, rows)]
+        for force in FORCE_WEIGHTS:
+            weight = np.r_[self.d.weight, np.full(idx.size, force * self.d.weight.max())]
+            w, b, dual = fit_svm(gram, phi, y, self.d.C, weight, tol=self.tol)
+            self.svm_solves += 1
+            margins = self.y_j[idx] * (self.phi_j[idx] @ w + b)
+            if margins.size == 0 or margins.min() >= 1.0 - CAP_TOL:
+                return _Relaxation(w, b, dual, True)
+            if force == FORCE_WEIGHTS[0] and not self._separable(idx):
+                return None
+        return _Relaxation(w, b, dual, False)
+
+    def _separable(self, idx: np.ndarray) -> bool:
+        """LP: is there (w, b) with y_j (w'phi_j + b) >= 1 for every j in idx?"""
+        A = -self.y_j[idx, None] * np.hstack([self.phi_j[idx], np.ones((idx.size, 1))])
+        res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(idx.size), bounds=(None, None), method="highs")
+        return res.status != 2  # 2: infeasible
+
+    def shift(self, w: np.ndarray, factors: tuple[float, ...] = SCALE_FACTORS) -> None:
+        """Upper bound: the best intercept (and scale) for direction w; update the incumbent."""
+        d = self.d
+        start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
+                            factors)
+        if start is not None:
+            self._offer(start.objective, start.w, start.b)
+
+    def _offer(self, value: float, w: np.ndarray, b: float) -> None:
+        margins = self.y_j * (self.phi_j @ w + b)
+        for members, count in zip(self.members, self.counts):
+            if int((margins[members] >= 1.0 - MARGIN_TOL).sum()) < count:
+                return
+        if self.best is None or value < self.best[0]:
+            self.best = (value, w.copy(), float(b))
+
+    # ---------------------------------------------------------------- search
+    def run(self) -> Status:
+        n_j = self.phi_j.shape[0]
+        z = self.problem.blocks["z"]
+        forced0 = self.problem.lb[z] > 0.5  # proven to hold for every solution at least as good as the start
+        dropped0 = self.problem.ub[z] < 0.5  # proven never to hold
+        start = self.problem.start
+        if start is not None:
+            w0 = start[self.problem.blocks["w"]]
+            self._offer(self.objective(w0, float(start[self.problem.blocks["b"]][0])), w0,
+                        float(start[self.problem.blocks["b"]][0]))
+        if self.elapsed() >= self.options.time_limit:
+            return Status.TIME_LIMIT
+        root = self.relax(forced0)
+        self.nodes += 1
+        if root is None:
+            return Status.INFEASIBLE
+        self.open_min = root.dual
+        self.shift(root.w)
+        self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
+        self.cost = np.full(n_j, root.dual)
+        self._root_costs(forced0, dropped0, root)
+        heap: list[_Node] = []
+        self._process(_Node(root.dual, next(self.counter), forced0, dropped0.copy()), root, heap)
+        while heap:
+            self.open_min = heap[0].bound
+            if self.elapsed() >= self.options.time_limit:
+                return Status.TIME_LIMIT
+            node = heapq.heappop(heap)
+            if node.bound >= self.prune_level():
+                self.pruned_min = min(self.pruned_min, node.bound)
+                continue
+            self._process(node, None, heap)
+        self.open_min = math.inf
+        return Status.OPTIMAL
+
+    def lower_bound(self) -> float:
+        """The least bound over open, closed and pruned nodes (capped by the incumbent)."""
+        values = [self.open_min, self.closed_min, self.pruned_min]
+        if self.best is not None:
+            values.append(self.best[0])
+        return min(values)
+
+    def _root_costs(self, forced: np.ndarray, dropped: np.ndarray, root: _Relaxation) -> None:
+        """Single-anchor costs of the hardest free points of each requirement (module docstring)."""
+        margins = self.y_j * (self.phi_j @ root.w + root.b)
+        budget = ROOT_COST_SHARE * self.options.time_limit
+        for members, count in zip(self.members, self.counts):
+            free = members[~forced[members] & ~dropped[members]]
+            need = count - int(forced[members].sum())
+            if need <= 0:
+                continue
+            hard = free[np.argsort(margins[free])][: min(free.size, 2 * (free.size - need) + 10)]
+            for j in hard[margins[hard] < 1.0 - self.forced_tol]:
+                if self.elapsed() >= budget:
+                    return
+                one = forced.copy()
+                one[j] = True
+                relaxation = self.relax(one)
+                self.cost[j] = math.inf if relaxation is None else relaxation.dual
+                if relaxation is not None:
+                    self.shift(relaxation.w)
+
+    def _process(self, node: _Node, relaxation: _Relaxation | None, heap: list[_Node]) -> None:
+        """Solve a node (unless its relaxation is given) and dive through its dropped children."""
+        forced, dropped = node.forced, node.dropped
+        if relaxation is None:
+            relaxation = self.relax(forced)
+            self.nodes += 1
+            if relaxation is None:
+                return
+            self.shift(relaxation.w)
+        bound = max(node.bound, relaxation.dual)
+        margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
+        while True:
+            level = self.prune_level()
+            dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
+            deficits, force_all = [], np.zeros_like(forced)
+            for members, count in zip(self.members, self.counts):
+                free = members[~forced[members] & ~dropped[members]]
+                need = count - int(forced[members].sum())
+                if need > free.size:
+                    return  # the requirement cannot be met below this node
+                if need > 0:
+                    bound = max(bound, float(np.sort(self.cost[free])[need - 1]))
+                    if need == free.size:
+                        force_all[free] = True
+                met = int((margins[free] >= 1.0 - self.forced_tol).sum())
+                if need > met:
+                    deficits.append((need - met, free[margins[free] < 1.0 - self.forced_tol]))
+            if bound >= level:
+                self.pruned_min = min(self.pruned_min, bound)
+                return
+            if force_all.any():
+                heapq.heappush(heap, _Node(bound, next(self.counter), forced | force_all, dropped))
+                return
+            if not deficits:
+                self.closed_min = min(self.closed_min, bound)  # the relaxation's solution is feasible
+                # up to libsvm's tolerance: scaling (w, b) by 1 / (least counted margin) makes it exact
+                counted = forced | (~dropped & (margins >= 1.0 - self.forced_tol))
+                least = float(margins[counted].min(initial=1.0))
+                if least > 0:
+                    self.shift(relaxation.w / min(least, 1.0), factors=(1.0,))
+                if not relaxation.met or self.best is None:
+                    self.unresolved = True
+                return
+            candidates = max(deficits, key=lambda d: d[0])[1]
+            j = int(candidates[np.argmin(margins[candidates])])
+            child = forced.copy()
+            child[j] = True
+            heapq.heappush(heap, _Node(max(bound, float(self.cost[j])), next(self.counter), child, dropped.copy()))
+            dropped = dropped.copy()
+            dropped[j] = True  # dive: the dropped child has the same relaxation
+            self.nodes += 1
+
+
+class BnbBackend:
+    """Branch-and-bound over the anchor binaries (module docstring); exact primal CSVMs only."""
+
+    name = "bnb"
+
+    def available(self) -> bool:
+        return True
+
+    def version(self) -> str:
+        from csvm_stats import __version__
+
+        return f"csvm-stats {__version__}"
+
+    def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
+        if problem.csvm is None:
+            raise SolverError(
+                "the bnb backend solves the exact primal CSVM only (big_m=None, linear or kernel through the "
+                "feature map); use solver='scip' for this model."
+            )
+        watch = Stopwatch()
+        search = _Search(problem.csvm, problem, options, watch)
+        try:
+            status = search.run()
+        except KeyboardInterrupt:
+            status = Status.INTERRUPTED
+        x = None if search.best is None else self._vector(problem, search.best)
+        if status is Status.TIME_LIMIT and x is None:
+            status = Status.NO_SOLUTION
+        if status is Status.OPTIMAL and x is None:
+            status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
+        bound = search.lower_bound() if x is not None else math.nan
+        if status is Status.OPTIMAL and search.unresolved:
+            status = Status.TIME_LIMIT  # a node whose forced margins libsvm could not meet was left open
+        objective = problem.objective(x) if x is not None else math.nan
+        wall, cpu = watch.elapsed()
+        record = SolveRecord(
+            status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
+            wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
+            formulation="branch-and-bound over anchor points (libsvm node QPs)",
+            message=f"{search.svm_solves} SVM solves", svm_solves=search.svm_solves,
+        )
+        return Solution(record, x)
+
+    @staticmethod
+    def _vector(problem: MIQP, best: tuple[float, np.ndarray, float]) -> np.ndarray:
+        """The MIQP's variables ``[w, b, xi, z]`` at an incumbent."""
+        data = problem.csvm
+        _, w, b = best
+        xi = np.maximum(0.0, 1.0 - data.y_train * (data.phi_train @ w + b))
+        margins = data.y_anchor * (data.phi_anchor @ w + b)
+        z = ((margins >= 1.0 - MARGIN_TOL) & (problem.ub[problem.blocks["z"]] > 0.5)).astype(float)
+        return np.r_[w, b, xi, z]

@@ -1,0 +1,265 @@
+r"""Gurobi backend through gurobipy, in two formulations.
+
+``miqp``
+    The MIQP as stated: quadratic objective :math:`x^\top Q x + c^\top x`.
+``oa``
+    Outer approximation for a diagonal Q: each quadratic variable gets an
+    epigraph :math:`t_k \ge x_k^2`, represented only by tangent cuts
+    :math:`t_k \ge 2 a x_k - a^2`, which are valid for every a. The model is
+    therefore linear; cuts are added lazily at every incumbent candidate that
+    violates :math:`t_k \ge x_k^2` (so an accepted solution is feasible for the
+    true problem up to the cut tolerance) and as user cuts at fractional nodes.
+    Its best bound is a valid lower bound of the true objective.
+
+The pip licence of gurobipy allows at most 200 variables once the objective is
+quadratic and 2000 variables or constraints for a linear model; the licence
+error (errno 10010) appears only at ``optimize()``. ``formulation="auto"`` tries
+the MIQP and, on that error, the linear outer approximation; if that is too
+large too, :class:`~csvm_stats.exceptions.LicenseLimitError` is raised so that
+``solver="auto"`` can fall back to SCIP. The licence banner is suppressed by
+starting an empty environment with ``OutputFlag=0``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
+from csvm_stats.optimization.problem import MIQP
+from csvm_stats.optimization.solvers._common import Stopwatch, solve_record, sparse_rows
+from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
+
+LICENSE_ERRNO = 10010
+CUT_TOL = 1e-7  # relative violation of t_k >= x_k^2 that triggers a cut (at most feasibility_tol / 100)
+FORMULATIONS: tuple[str, ...] = ("auto", "miqp", "oa")
+
+
+def _import_gurobi():
+    try:
+        import gurobipy
+    except ImportError as err:
+        raise SolverUnavailableError(
+            "the Gurobi backend needs gurobipy: pip install 'csvm-stats[gurobi]' (the pip licence "
+            "solves models up to 200 variables with a quadratic objective, 2000 when linear); "
+            "or use solver='scip'."
+        ) from err
+    return gurobipy
+
+
+def _status(model, gp) -> Status:
+    code = model.Status
+    if code == gp.GRB.OPTIMAL:
+        return Status.OPTIMAL
+    if code in (gp.GRB.INFEASIBLE, gp.GRB.INF_OR_UNBD):
+        return Status.INFEASIBLE
+    if code == gp.GRB.INTERRUPTED:
+        return Status.INTERRUPTED
+    if code in (gp.GRB.TIME_LIMIT, gp.GRB.NODE_LIMIT, gp.GRB.SOLUTION_LIMIT, gp.GRB.SUBOPTIMAL):
+        return Status.TIME_LIMIT if model.SolCount > 0 else Status.NO_SOLUTION
+    return Status.ERROR
+
+
+class GurobiBackend:
+    """Solve an :class:`~csvm_stats.optimization.problem.MIQP` with Gurobi (``formulation`` as above)."""
+
+    name = "gurobi"
+
+    def __init__(self, formulation: str = "auto") -> None:
+        if formulation not in FORMULATIONS:
+            raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}.")
+        self.formulation = formulation
+
+    def available(self) -> bool:
+        try:
+            gp = _import_gurobi()
+            with gp.Env(empty=True) as env:
+                env.setParam("OutputFlag", 0)
+                env.start()
+        except Exception:  # noqa: BLE001 - any failure means "not usable here"
+            return False
+        return True
+
+    def version(self) -> str:
+        gp = _import_gurobi()
+        return "Gurobi {}.{}.{}".format(*gp.gurobi.version())
+
+    def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
+        if self.formulation == "oa" or (self.formulation == "auto" and problem.separable and problem.n_vars > 200):
+            return self._solve(problem, options, outer_approximation=True)
+        try:
+            return self._solve(problem, options, outer_approximation=False)
+        except LicenseLimitError:
+            if self.formulation == "miqp" or not problem.separable:
+                raise
+            return self._solve(problem, options, outer_approximation=True)
+
+    def _solve(self, problem: MIQP, options: SolverOptions, *, outer_approximation: bool) -> Solution:
+        gp = _import_gurobi()
+        watch = Stopwatch()
+        with gp.Env(empty=True) as env:
+            env.setParam("OutputFlag", 1 if options.verbose else 0)
+            env.start()
+            with gp.Model(env=env) as model:
+                self._set_params(model, options)
+                x = self._build_linear_part(model, problem, gp)
+                cuts = _TangentCuts(model, problem, x, gp, min(CUT_TOL, options.feasibility_tol / 100)) if outer_approximation else None
+                if cuts is None:
+                    Q = problem.Q.tocoo()
+                    model.setObjective(
+                        gp.quicksum(float(v) * x[int(i)] * x[int(j)] for i, j, v in zip(Q.row, Q.col, Q.data))
+                        + gp.quicksum(float(problem.c[k]) * x[k] for k in np.flatnonzero(problem.c)),
+                        gp.GRB.MINIMIZE,
+                    )
+                if cuts is not None:
+                    cuts.add_tangents(problem.tangent_points)
+                if problem.start is not None:
+                    x.Start = problem.start
+                    if cuts is not None:
+                        cuts.set_start(problem.start)
+                converged = True
+                try:
+                    if cuts is not None and problem.binary.size == 0:
+                        converged = cuts.kelley(watch, options.time_limit)  # an LP: Gurobi calls no MIP callback
+                    else:
+                        model.optimize(cuts.callback if cuts is not None else None)
+                except gp.GurobiError as err:
+                    if err.errno == LICENSE_ERRNO:
+                        raise LicenseLimitError(
+                            f"the Gurobi licence cannot take this model ({problem.n_vars} variables, "
+                            f"{problem.n_rows} constraints, {'linear' if outer_approximation else 'quadratic'} "
+                            "objective); use solver='scip' or a full Gurobi licence."
+                        ) from err
+                    raise SolverError(f"Gurobi failed: {err}") from err
+                wall, cpu = watch.elapsed()
+                status = _status(model, gp)
+                if status is Status.OPTIMAL and not converged:  # the cutting-plane loop stopped short
+                    status = Status.TIME_LIMIT
+                values = np.asarray(x.X, dtype=float) if status.has_solution else None
+                bound = float(model.ObjBound) if status.has_solution else math.nan
+                formulation = (
+                    f"linear outer approximation ({cuts.n_cuts} tangent cuts)" if cuts is not None else "MIQP"
+                )
+                record = solve_record(
+                    problem, values, status, bound, (wall, cpu), int(model.NodeCount), backend=self.name,
+                    backend_version=self.version(), formulation=formulation, message=f"Gurobi status {model.Status}",
+                )
+                return Solution(record, values)
+
+    @staticmethod
+    def _set_params(model, options: SolverOptions) -> None:
+        model.Params.TimeLimit = float(options.time_limit)
+        model.Params.MIPGap = float(options.mip_gap)
+        model.Params.FeasibilityTol = max(1e-9, float(options.feasibility_tol))
+        model.Params.Seed = int(options.seed)
+        if options.threads is not None:
+            model.Params.Threads = int(options.threads)
+
+    @staticmethod
+    def _build_linear_part(model, problem: MIQP, gp):
+        vtype = np.full(problem.n_vars, gp.GRB.CONTINUOUS)
+        vtype[problem.binary] = gp.GRB.BINARY
+        lb = np.where(np.isfinite(problem.lb), problem.lb, -gp.GRB.INFINITY)
+        ub = np.where(np.isfinite(problem.ub), problem.ub, gp.GRB.INFINITY)
+        x = model.addMVar(problem.n_vars, lb=lb, ub=ub, vtype=vtype)
+        lo, hi = problem.row_lo, problem.row_hi
+        equal = lo == hi
+        lower = np.isfinite(lo) & ~equal
+        upper = np.isfinite(hi) & ~equal
+        if equal.any():
+            model.addMConstr(problem.A[equal], x, "=", lo[equal])
+        if lower.any():
+            model.addMConstr(problem.A[lower], x, ">", lo[lower])
+        if upper.any():
+            model.addMConstr(problem.A[upper], x, "<", hi[upper])
+        ind = problem.indicators
+        if ind is not None:
+            xs = x.tolist()  # gurobipy Var objects: a LinExpr takes no MVar elements
+            for k, (cols, vals) in enumerate(sparse_rows(ind.A)):
+                expr = gp.LinExpr(vals.tolist(), [xs[int(c)] for c in cols])
+                model.addGenConstrIndicator(xs[int(ind.binary[k])], True, expr, gp.GRB.GREATER_EQUAL, float(ind.rhs[k]))
+        return x
+
+
+class _TangentCuts:
+    """Epigraph variables t_k >= x_k^2 kept as lazily generated tangent cuts."""
+
+    def __init__(self, model, problem: MIQP, x, gp, tol: float) -> None:
+        if not problem.separable:
+            raise SolverError("the outer-approximation formulation needs a diagonal quadratic objective.")
+        Q = problem.Q.tocoo()
+        keep = Q.data != 0
+        index = Q.row[keep].astype(int)
+        self.gp = gp
+        self.model = model
+        self.xq = [x.tolist()[k] for k in index]
+        t = model.addMVar(index.size, lb=0.0)
+        self.t = t.tolist()
+        model.setObjective(problem.c @ x + Q.data[keep] @ t, gp.GRB.MINIMIZE)
+        model.Params.LazyConstraints = 1
+        model.Params.PreCrush = 1  # user cuts at nodes refer to the original variables
+        self.n_cuts = 0
+        self.tol = tol
+
+    def _cut(self, k: int, a: float):
+        return self.t[k] >= 2.0 * a * self.xq[k] - a * a
+
+    def set_start(self, start: np.ndarray) -> None:
+        """Start t at x_k^2 (the start's tangent, among the tangent points, keeps it feasible)."""
+        for k, var in enumerate(self.xq):
+            a = float(start[var.index])
+            self.t[k].Start = a * a
+
+    def add_tangents(self, points) -> None:
+        """Tangent cuts at the problem's tangent points, before the solve."""
+        for point in points:
+            for k, var in enumerate(self.xq):
+                self.model.addConstr(self._cut(k, float(point[var.index])))
+                self.n_cuts += 1
+
+    def kelley(self, watch: Stopwatch, time_limit: float, max_rounds: int = 500, keep: int = 4) -> bool:
+        """Cutting-plane loop for a problem without binaries: solve, cut, repeat.
+
+        Only the ``keep`` newest cuts of each coordinate stay in the model (the
+        tangents nearest the optimum), so it stays within the size-limited licence.
+        Returns whether the last point meets every epigraph within the cut
+        tolerance; ``False`` when the round limit or the time limit (wall time
+        of the whole loop) stopped it first.
+        """
+        model = self.model
+        history: list[list] = [[] for _ in self.xq]
+        for _ in range(max_rounds):
+            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[0])
+            model.optimize()
+            if model.Status != self.gp.GRB.OPTIMAL:
+                return False
+            xv = np.array([v.X for v in self.xq])
+            tv = np.array([v.X for v in self.t])
+            violated = np.flatnonzero(xv * xv - tv > self.tol * np.maximum(1.0, xv * xv))
+            if violated.size == 0:
+                return True
+            if watch.elapsed()[0] >= time_limit:
+                return False
+            for k in violated:
+                history[k].append(model.addConstr(self._cut(int(k), float(xv[k]))))
+                self.n_cuts += 1
+                if len(history[k]) > keep:
+                    model.remove(history[k].pop(0))
+        return False
+
+    def callback(self, model, where) -> None:
+        gp = self.gp
+        if where == gp.GRB.Callback.MIPSOL:
+            xv = np.asarray(model.cbGetSolution(self.xq))
+            tv = np.asarray(model.cbGetSolution(self.t))
+            add, tol = model.cbLazy, self.tol
+        elif where == gp.GRB.Callback.MIPNODE and model.cbGet(gp.GRB.Callback.MIPNODE_STATUS) == gp.GRB.OPTIMAL:
+            xv = np.asarray(model.cbGetNodeRel(self.xq))
+            tv = np.asarray(model.cbGetNodeRel(self.t))
+            add, tol = model.cbCut, 1e-4
+        else:
+            return
+        for k in np.flatnonzero(xv * xv - tv > tol * np.maximum(1.0, xv * xv)):
+            add(self._cut(int(k), float(xv[k])))
+            self.n_cuts += 1

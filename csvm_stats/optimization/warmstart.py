@@ -1,0 +1,232 @@
+r"""The paper's warm start (Section 3.1): a plain SVM with a shifted intercept.
+
+1. Fit the ordinary SVM (objective :math:`w^\top w + C\sum s_i\xi_i`, i.e.
+   scikit-learn's ``SVC`` with ``C/2``) on :math:`I \cup J` in feature space.
+2. Keep the direction w and move b until every rate requirement holds: each
+   requirement "at least k of the anchor points in a set have
+   :math:`y_j(w^\top\phi_j + b) \ge 1`" is a step function of b, so the
+   feasible intercepts are found by scanning the breakpoints
+   :math:`b = y_j - w^\top\phi_j` and, among them, the one with the smallest
+   CSVM objective is kept. If no intercept works (requirements on both
+   classes), w is scaled up by a few factors, which widens every correctly
+   signed margin, and the scan repeated.
+3. :math:`z_j = 1` exactly where the margin constraint holds; the slack is
+   :math:`\xi_i = \max(0, 1 - y_i(w^\top\phi_i + b))`.
+4. Polishing (beyond the paper): with the anchor points of step 3 fixed, the
+   CSVM is an SVM on I in which those anchor points must meet their margin.
+   An SVM on I plus those points with a large weight approximates it; its
+   direction goes through steps 2 and 3 again, and the best point found is
+   kept. This usually halves the gap between the start and the optimum, which
+   tightens every bound derived from it.
+
+The result is a feasible point of the CSVM and its objective an upper bound
+on the optimum, which :mod:`csvm_stats.optimization.problem` uses to tighten the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.svm import SVC
+
+from csvm_stats.optimization.problem import RateRequirement
+from csvm_stats.optimization.tightening import SVMReference
+
+SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
+MARGIN_TOL = 1e-9
+POLISH_ROUNDS = 3
+ANCHOR_WEIGHT = 100.0
+GRAM_COLUMNS_RATIO = 0.25  # weight of a kept anchor point relative to C in the polishing SVM
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A feasible CSVM point: direction, intercept, anchor indicators and objective."""
+
+    w: np.ndarray
+    b: float
+    z: np.ndarray
+    xi: np.ndarray
+    objective: float
+
+
+def fit_svm(
+    gram: np.ndarray | None, phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray, tol: float = 1e-6
+) -> tuple[np.ndarray, float, float]:
+    """libsvm on ``min w'w + C sum s_i xi_i`` (its C is C/2): direction, intercept, dual value.
+
+    ``gram`` is ``phi @ phi.T`` (sliced by the caller from one Gram matrix) or
+    ``None``: then libsvm's linear kernel works on the rows of ``phi`` (memory
+    linear in the number of rows). The dual value is returned on the CSVM
+    scale, ``2 (sum alpha - ||w||^2 / 2)``, a lower bound on the optimum by weak
+    duality (libsvm's alpha is dual feasible at any stopping point).
+    """
+    svc = SVC(kernel="linear" if gram is None else "precomputed", C=C / 2.0, tol=tol)
+    svc.fit(phi if gram is None else gram, y, sample_weight=weight)
+    coef = svc.dual_coef_[0]
+    w = coef @ phi[svc.support_]
+    b = float(svc.intercept_[0])
+    dual = 2.0 * (np.abs(coef).sum() - 0.5 * float(w @ w))
+    if svc.classes_[1] != 1:  # libsvm's sign convention follows classes_ order
+        w, b = -w, -b
+    return w, b, dual
+
+
+def svm_reference(
+    phi_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray, gram: np.ndarray | None = None
+) -> SVMReference:
+    """The plain SVM on I with its primal value and a dual lower bound (for :mod:`csvm_stats.optimization.tightening`).
+
+    ``gram`` may be any Gram matrix whose leading block is ``phi_train @ phi_train.T``.
+    """
+    n = phi_train.shape[0]
+    gram_train = gram_matrix(phi_train) if gram is None else gram[:n, :n]
+    w, b, dual = fit_svm(gram_train, phi_train, y_train, C, weight)
+    primal = float(w @ w + C * weight @ np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b)))
+    return SVMReference(w, b, primal, dual)
+
+
+def _objective_for_intercepts(
+    scores_train: np.ndarray, y_train: np.ndarray, C: float, weight: np.ndarray, ww: float, b: np.ndarray
+) -> np.ndarray:
+    """CSVM objective ``w'w + C sum s_i max(0, 1 - y_i(s_i + b))`` for each candidate b."""
+    out = np.empty(b.shape[0])
+    for start in range(0, b.shape[0], 512):
+        bb = b[start : start + 512]
+        hinge = np.maximum(0.0, 1.0 - y_train[None, :] * (scores_train[None, :] + bb[:, None]))
+        out[start : start + 512] = ww + C * hinge @ weight
+    return out
+
+
+def _feasible_intercepts(
+    scores_anchor: np.ndarray, y_anchor: np.ndarray, requirements: Sequence[RateRequirement], candidates: np.ndarray
+) -> np.ndarray:
+    """Boolean mask of candidate intercepts meeting every requirement."""
+    ok = np.ones(candidates.shape[0], dtype=bool)
+    for req in requirements:
+        ys, ss = y_anchor[req.members], scores_anchor[req.members]
+        # count of members with y (s + b) >= 1 for each candidate b
+        met = (ys[None, :] * (ss[None, :] + candidates[:, None]) >= 1.0 - MARGIN_TOL).sum(axis=1)
+        ok &= met >= req.count
+    return ok
+
+
+def _interval_intercept(
+    s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_anchor: np.ndarray,
+    requirements: Sequence[RateRequirement],
+) -> float | None:
+    """The best intercept when every requirement is a TPR or TNR count (``None``: none is feasible).
+
+    A TPR requirement "k positives with s_j + b >= 1" holds exactly for
+    ``b >= 1 - (k-th largest s_j)``, a TNR one for ``b <= -1 - (k-th smallest
+    s_j)``; the hinge sum is convex and piecewise linear in b with slope
+    ``-W_+ + sum(cw_i : t_i < b)`` at breakpoints ``t_i = y_i - s_i``, so its
+    minimiser is a weighted median, clipped to the feasible interval.
+    """
+    lo, hi = -np.inf, np.inf
+    for req in requirements:
+        if req.count == 0:
+            continue
+        s = np.sort(s_anchor[req.members])
+        if req.kind == "tpr":
+            lo = max(lo, 1.0 - s[-req.count])
+        else:
+            hi = min(hi, -1.0 - s[req.count - 1])
+    if lo > hi:
+        return None
+    t = y_train - s_train
+    order = np.argsort(t)
+    k = int(np.searchsorted(np.cumsum(cw[order]), cw[y_train > 0].sum()))
+    return float(min(max(t[order[min(k, t.size - 1)]], lo), hi))
+
+
+def best_shift(
+    w0: np.ndarray,
+    b0: float,
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    C: float,
+    weight: np.ndarray,
+    requirements: Sequence[RateRequirement],
+    factors: Sequence[float] = SCALE_FACTORS,
+) -> WarmStart | None:
+    """Steps 2 and 3: the best scaled and shifted version of direction ``w0``.
+
+    TPR / TNR requirements take the exact O(n log n) route of
+    :func:`_interval_intercept`; an accuracy requirement scans the breakpoints.
+    """
+    best: WarmStart | None = None
+    interval = all(req.kind in ("tpr", "tnr") for req in requirements)
+    for factor in factors:
+        w = factor * w0
+        s_train, s_anchor = phi_train @ w, phi_anchor @ w
+        if interval:
+            b = _interval_intercept(s_train, y_train, C * weight, s_anchor, requirements)
+            if b is None:
+                continue
+            cand = np.array([b])
+        else:
+            candidates = np.unique(np.r_[factor * b0, y_anchor - s_anchor, y_train - s_train])
+            cand = candidates[_feasible_intercepts(s_anchor, y_anchor, requirements, candidates)]
+            if cand.size == 0:
+                continue
+        obj = _objective_for_intercepts(s_train, y_train, C, weight, float(w @ w), cand)
+        k = int(np.argmin(obj))
+        if best is None or obj[k] < best.objective:
+            b = float(cand[k])
+            z = (y_anchor * (s_anchor + b) >= 1.0 - MARGIN_TOL).astype(float)
+            xi = np.maximum(0.0, 1.0 - y_train * (s_train + b))
+            best = WarmStart(w, b, z, xi, float(obj[k]))
+        if not requirements:  # scaling only helps to meet requirements
+            break
+    return best
+
+
+def gram_matrix(phi: np.ndarray) -> np.ndarray | None:
+    """``phi @ phi.T`` when the feature rows are wide (kernels at exact rank), else ``None``.
+
+    With few columns (``p <= GRAM_COLUMNS_RATIO * n``, e.g. the linear kernel)
+    libsvm's linear kernel works on the rows directly: no n x n matrix, memory
+    linear in n.
+    """
+    return phi @ phi.T if phi.shape[1] > GRAM_COLUMNS_RATIO * phi.shape[0] else None
+
+
+def shifted_intercept_start(
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    weight: np.ndarray,
+    requirements: Sequence[RateRequirement],
+    gram: np.ndarray | None = None,
+) -> WarmStart | None:
+    """The paper's warm start, polished; ``None`` when no scaled, shifted SVM meets the requirements.
+
+    ``gram`` is the Gram matrix of the stacked rows ``[phi_train; phi_anchor]``
+    (:func:`gram_matrix` when not given: ``None`` for narrow rows); every SVM fit slices it.
+    """
+    args = (phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
+    phi = np.vstack([phi_train, phi_anchor])
+    gram = gram_matrix(phi) if gram is None else gram
+    y = np.r_[y_train, y_anchor]
+    w0, b0, _ = fit_svm(gram, phi, y, C, np.r_[weight, np.ones(y_anchor.shape[0])])
+    best = best_shift(w0, b0, *args)
+    if best is None or not requirements:
+        return best
+    n_i = phi_train.shape[0]
+    for _ in range(POLISH_ROUNDS):
+        rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(best.z > 0.5)]
+        w_k = np.r_[weight, np.full(rows.size - n_i, ANCHOR_WEIGHT)]
+        w1, b1, _ = fit_svm(None if gram is None else gram[np.ix_(rows, rows)], phi[rows], y[rows], C, w_k)
+        candidate = best_shift(w1, b1, *args)
+        if candidate is None or candidate.objective >= best.objective * (1 - 1e-6):
+            break
+        best = candidate
+    return best

@@ -1,0 +1,1 @@
+"""Formula and data -> design matrices, labels, splits, scaling and parameter checks."""

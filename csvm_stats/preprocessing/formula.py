@@ -1,0 +1,213 @@
+"""Formula + data frame -> response, design matrix and the spec that rebuilds it.
+
+By default (``safe=True``) the formula text is parsed by our own grammar
+(:mod:`csvm_stats.preprocessing.formula_grammar`), which expands ``y ~ .`` and ``y ~ . - id``
+against the data frame's columns and checks every name; formulaic then
+materialises a formula rebuilt from that structure alone (quoted column
+look-ups, ``C(column)``), so no text from outside is ever evaluated. With
+``safe=False`` the text goes to formulaic as it is and is **code**: formulaic,
+like patsy in statsmodels, evaluates Python in terms (``np.log(x)``,
+``{x ** 2}``, any function call), so only pass formulas you wrote. Factors are
+coded as treatment contrasts against the first level, exactly as a model with
+an intercept would code them; the intercept column itself is then removed,
+because the CSVM has its own intercept b.
+
+New data go through the stored :class:`FormulaDesign`, which keeps the
+levels seen at fit time: a level not seen then is an error, never a silent
+all-zero (reference) row, and a missing value is an error, never a dropped row.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from formulaic import model_matrix
+from formulaic.errors import DataMismatchWarning, FactorEvaluationError, FormulaicError
+from formulaic.model_spec import ModelSpec
+from formulaic.parser.types import Factor
+
+from csvm_stats.exceptions import DataError, FormulaError
+from csvm_stats.preprocessing.formula_grammar import ParsedFormula, parse_formula, response_of
+from csvm_stats.preprocessing.validation import check_unique_columns
+
+_INTERCEPT = "Intercept"
+
+
+@dataclass(frozen=True)
+class FormulaDesign:
+    """What is needed to turn new data into the fitted model's design matrix.
+
+    ``inputs`` are the data columns the design reads (known for formulas
+    parsed by our grammar and for loaded model files); new data lacking one
+    is an error before formulaic sees them. ``parsed`` is the grammar's
+    structure (``None`` for a formula handed to formulaic as code).
+    """
+
+    formula: str
+    response: str
+    spec: ModelSpec
+    columns: tuple[str, ...]
+    inputs: tuple[str, ...] | None = None
+    parsed: ParsedFormula | None = None
+
+    def transform(self, data: pd.DataFrame) -> pd.DataFrame:
+        """Design matrix of ``data`` (the response column is not needed), keeping its index."""
+        if not isinstance(data, pd.DataFrame):
+            raise DataError(
+                f"newdata must be a pandas DataFrame for a model fitted from a formula, got {type(data).__name__}."
+            )
+        if self.inputs is not None:
+            check_columns(data, "newdata")
+            data = _string_names(data)
+            missing = [c for c in self.inputs if c not in set(map(str, data.columns))]
+            if missing:
+                raise DataError(
+                    f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
+                    f"(newdata has {list(map(str, data.columns))[:12]})."
+                )
+        self._check_numeric(data)
+        return _materialise(self.spec, data)
+
+    def _check_numeric(self, data: pd.DataFrame) -> None:
+        """A column that was numeric at fit time must be numeric now (else formulaic would make it a factor)."""
+        for name, (kind, _) in self.spec.encoder_state.items():
+            if kind is Factor.Kind.NUMERICAL and name in data.columns:
+                column = data[name]
+                if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
+                    examples = [v for v in column.dropna().unique()[:3]]
+                    raise DataError(
+                        f"newdata column {name!r} holds non-numeric values (e.g. {examples}), but it was numeric "
+                        "when the model was fitted; convert it to numbers."
+                    )
+
+
+def response_name(formula: str) -> str:
+    """The response column of ``formula``: a single column name left of ``~``."""
+    return response_of(formula)
+
+
+def check_columns(data: pd.DataFrame, what: str = "data") -> None:
+    """Refuse a data frame whose column names repeat (formulaic and the design would pick one silently)."""
+    check_unique_columns(data, what)
+
+
+_DECORATION = re.compile(r"\x1b\[[0-9;]*m|[\u29da\u29db]")  # formulaic's colour codes and markers
+
+
+def plain_message(error: Exception) -> str:
+    """The text of a formulaic error without terminal colour codes and markers."""
+    return _DECORATION.sub("", str(error)).strip()
+
+
+def _translate(error: Exception, data: pd.DataFrame) -> DataError:
+    if isinstance(error, FactorEvaluationError):
+        missing = re.search(r"`([^`]+)` is not present", str(error))
+        if missing:
+            return DataError(
+                f"The formula names the column {missing.group(1)!r}, which is not in the data "
+                f"(columns: {list(map(str, data.columns))[:12]})."
+            )
+    message = plain_message(error)
+    if "null values" in message:
+        column = re.search(r"`([^`]+)`", message)
+        what = f"the column {column.group(1)!r}" if column else "a column"
+        return DataError(
+            f"{what} has missing values; CSVM does not drop rows silently. Remove or impute them first."
+        )
+    return DataError(f"The formula could not be applied to the data: {message}")
+
+
+def _materialise(spec: ModelSpec, data: pd.DataFrame) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataMismatchWarning)
+        try:
+            matrix = spec.get_model_matrix(data, na_action="raise")
+        except DataMismatchWarning as unseen:
+            levels = re.search(r"\{[^}]*\}", str(unseen))
+            raise DataError(
+                f"The new data contain factor level(s) {levels.group(0) if levels else ''} not seen when the model "
+                "was fitted; the model has no coefficient for them. Remove those rows or refit with them."
+            ) from None
+        except (FormulaicError, ValueError) as error:
+            raise _translate(error, data) from None
+    return _without_intercept(pd.DataFrame(matrix), data.index)
+
+
+def _without_intercept(matrix: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
+    frame = matrix.drop(columns=[_INTERCEPT], errors="ignore").astype(float)
+    frame.index = index
+    return frame
+
+
+def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
+    """Every factor formulaic built is one of ours: a column look-up, the intercept or our ``C(column)``."""
+    columns, generated = set(parsed.columns), parsed.generated_expressions()
+    for term in spec.formula:
+        for factor in term.factors:
+            ours = (
+                (factor.eval_method is Factor.EvalMethod.LOOKUP and factor.expr in columns)
+                or (factor.eval_method is Factor.EvalMethod.LITERAL and factor.expr in ("0", "1"))
+                or (factor.eval_method is Factor.EvalMethod.PYTHON and factor.expr in generated)
+            )
+            if not ours:
+                raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
+
+
+def _string_names(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` with its column names as strings (the grammar names columns by text; ``0`` is ``"0"``)."""
+    if all(isinstance(c, str) for c in data.columns):
+        return data
+    return data.rename(columns=str)
+
+
+def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
+    parsed = parse_formula(formula, list(data.columns))
+    try:
+        rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
+    except (FormulaicError, ValueError) as error:
+        raise _translate(error, data) from None
+    check_structure(rhs.model_spec, parsed)
+    return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
+
+
+def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, None]:
+    name = response_name(formula)
+    if name not in data.columns:
+        raise DataError(
+            f"The formula's response {name!r} is not a column of the data (columns: {list(map(str, data.columns))[:12]})."
+        )
+    try:
+        rhs = model_matrix(formula, data, na_action="raise").rhs
+    except (FormulaicError, ValueError) as error:
+        raise _translate(error, data) from None
+    return name, pd.DataFrame(rhs), rhs.model_spec, None
+
+
+def build_design(
+    formula: str, data: pd.DataFrame, *, safe: bool = True
+) -> tuple[pd.Series, pd.DataFrame, FormulaDesign]:
+    """Response, design matrix (no intercept column, data's index) and the spec for new data.
+
+    ``safe=True`` parses ``formula`` with :func:`~csvm_stats.preprocessing.formula_grammar.parse_formula`
+    (data, never code); ``safe=False`` hands the text to formulaic, which
+    evaluates Python in it.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}.")
+    check_columns(data)
+    if data.shape[0] == 0:
+        raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
+    if safe:
+        data = _string_names(data)
+    name, matrix, spec, parsed = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
+    X = _without_intercept(matrix, data.index)
+    if X.shape[1] == 0:
+        raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
+    if not np.isfinite(X.to_numpy()).all():
+        raise DataError("The design matrix has infinite values; check the predictor columns.")
+    inputs = None if parsed is None else parsed.columns
+    return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs, parsed)

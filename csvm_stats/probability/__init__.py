@@ -1,0 +1,1 @@
+"""Posterior probabilities: bootstrap ensembles (EBB/CEBB) and calibration."""

@@ -1,0 +1,1 @@
+"""Summary tables and plots of fitted results."""
