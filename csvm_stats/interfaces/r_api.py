@@ -196,6 +196,7 @@ def export(results: CSVMResults) -> dict[str, Any]:
         from csvm_stats.multiclass.r_entry import export_multiclass
 
         return export_multiclass(results)
+    model_file = model_file_bytes(results)  # first: saving computes the calibration the summary reports
     params = results.params
     standardized = results.params_standardized
     coding = results.model.coding
@@ -239,7 +240,7 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "warnings": _string_array(results.warnings),
         **_selection(results),
         "anchor": _anchor_requirements(results),
-        "model_file": model_file_bytes(results),
+        "model_file": model_file,
     }
 
 
