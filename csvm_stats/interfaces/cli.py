@@ -328,7 +328,7 @@ def demo_command(args: argparse.Namespace) -> int:
     results = model.fit(solver=args.solver, time_limit=args.time_limit, random_state=args.seed)
     seconds = time.perf_counter() - started
     print(
-        ">>> from csvm_stats.models.model import CSVM\n"
+        ">>> from csvm_stats import CSVM\n"
         f">>> res = CSVM.from_formula('diagnosis ~ .', data, tpr_min={args.tpr_min}, alpha={args.alpha},\n"
         f"...                         bound={args.bound!r}, positive='malignant').fit(random_state={args.seed})\n"
         ">>> print(res.summary())\n"
