@@ -49,6 +49,7 @@ from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import Calibration, calibrate, planned_route
 from csvm_stats.models.fitstate import FittedState
+from csvm_stats.optimization.kernels import FeatureMap
 from csvm_stats.optimization.problem import RATE_KINDS as RATES
 from csvm_stats.optimization.solvers.base import SolveRecord, Status
 from csvm_stats.reporting.summary import Summary, build_summary
@@ -72,6 +73,31 @@ def _counts(sample: str, rate: str, counts: dict[str, tuple[int, int]]) -> dict[
     n, k = counts[rate]
     return {f"{sample}_n": n, f"{sample}_correct": k, f"{sample}_rate": k / n if n else np.nan}
 
+
+
+def solver_notes(record: SolveRecord, feature_map: FeatureMap, big_m: float | None, model_name: str) -> list[str]:
+    """Footer notes on how far the fitted rule is from the exact optimum: time limit, big-M model, truncated map.
+
+    ``model_name`` names the exact model (``"CSVM"``, ``"multiclass CSVM"``) in the note for a user's
+    ``big_m`` below a proven bound (``record.exact`` False).
+    """
+    notes = []
+    if record.status is Status.TIME_LIMIT:
+        notes.append(
+            f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
+            "the classifier is the best one found, not a proven optimum."
+        )
+    if record.exact is False:
+        notes.append(
+            f"big_m={big_m:g} is below the proven bound of some anchor point's margin, so the classifier solves "
+            f"a big-M approximation, not the exact {model_name}; big_m=None (the default) solves the exact model."
+        )
+    if not feature_map.exact:
+        notes.append(
+            f"The kernel feature map is truncated to rank {feature_map.rank} of {feature_map.numerical_rank}; "
+            "the fitted classifier solves an approximation of the kernel CSVM."
+        )
+    return notes
 
 class CSVMResults:
     """A fitted CSVM. Built by :meth:`csvm_stats.models.model.CSVM.fit` from a :class:`FittedState`; read-only.
@@ -502,25 +528,7 @@ class CSVMResults:
                     f"{adj.n} anchor points; it was capped at 1 (every anchor point of the class must be correct). "
                     f"The margin stays below 1 from n = {adj.min_n} anchor points."
                 )
-        record = self.solver
-        if record.status is Status.TIME_LIMIT:
-            notes.append(
-                f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
-                "the classifier is the best one found, not a proven optimum."
-            )
-        if record.exact is False:
-            notes.append(
-                f"big_m={self.model.big_m:g} is below the proven bound of some anchor point's margin, so the "
-                "classifier solves the paper's big-M approximation, not the exact CSVM; big_m=None (the default) "
-                "solves the exact model."
-            )
-        fmap = self.engine_fit.feature_map
-        if not fmap.exact:
-            notes.append(
-                f"The kernel feature map is truncated to rank {fmap.rank} of {fmap.numerical_rank}; "
-                "the fitted classifier solves an approximation of the kernel CSVM."
-            )
-        return notes
+        return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "CSVM")
 
     def summary(self, *, timing: bool = True) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.preprocessing.design import SampleSplit, _as_series, split_samples
+from csvm_stats.preprocessing.design import SampleSplit, _as_series, sorted_levels, split_samples
 from csvm_stats.exceptions import DataError
 
 
@@ -73,13 +73,7 @@ def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
         used = set(values.unique().tolist())
         levels = tuple(c for c in values.cat.categories if c in used)
     else:
-        uniques = pd.unique(values.to_numpy(dtype=object))
-        try:
-            levels = tuple(sorted(uniques.tolist()))
-        except TypeError:
-            raise DataError(
-                f"The response mixes label types ({sorted({type(u).__name__ for u in uniques})}); use one type."
-            ) from None
+        levels = sorted_levels(values)
     if len(levels) < 2:
         raise DataError(f"The response has a single class {list(levels)}; a classifier needs at least two.")
     dtype = pd.CategoricalDtype(levels) if isinstance(values.dtype, pd.CategoricalDtype) else values.dtype

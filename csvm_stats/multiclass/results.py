@@ -26,6 +26,7 @@ import pandas as pd
 from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
 from csvm_stats.preprocessing.design import SampleSplit, Standardizer
+from csvm_stats.models.results import solver_notes
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
@@ -35,7 +36,7 @@ from csvm_stats.multiclass.certification import (
     recall_counts,
     recall_statement,
 )
-from csvm_stats.optimization.solvers.base import SolveRecord, Status
+from csvm_stats.optimization.solvers.base import SolveRecord
 
 if TYPE_CHECKING:
     from csvm_stats.multiclass.engine import MulticlassFit
@@ -268,24 +269,7 @@ class MulticlassResults:
                     f"more than all {adj.n} anchor points of the class; it was capped at 1 (every one must be "
                     f"correct). The margin stays below 1 from n = {adj.min_n} anchor points."
                 )
-        record = self.solver
-        if record.status is Status.TIME_LIMIT:
-            notes.append(
-                f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
-                "the classifier is the best one found, not a proven optimum."
-            )
-        if record.exact is False:
-            notes.append(
-                f"big_m={self.model.big_m:g} is below the proven bound of some anchor margin, so the classifier "
-                "solves a big-M approximation, not the exact multiclass CSVM; big_m=None (the default) is exact."
-            )
-        fmap = self.engine_fit.feature_map
-        if not fmap.exact:
-            notes.append(
-                f"The kernel feature map is truncated to rank {fmap.rank} of {fmap.numerical_rank}; "
-                "the fitted classifier solves an approximation of the kernel CSVM."
-            )
-        return notes
+        return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "multiclass CSVM")
 
     def summary(self, *, timing: bool = True) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""

@@ -87,6 +87,18 @@ def _as_series(labels: Any) -> pd.Series:
     return pd.Series(arr)
 
 
+
+def sorted_levels(values: pd.Series) -> tuple:
+    """The distinct labels of a non-categorical response, sorted; mixed label types are an error."""
+    uniques = pd.unique(values.to_numpy(dtype=object))
+    try:
+        return tuple(sorted(uniques.tolist()))
+    except TypeError:
+        raise DataError(
+            f"The response mixes label types ({sorted({type(u).__name__ for u in uniques})}); use one type."
+        ) from None
+
+
 def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.ndarray]:
     """Find the two classes, choose the positive one and code the labels as -1/+1.
 
@@ -111,13 +123,7 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
             )
         levels = categories
     else:
-        uniques = pd.unique(values.to_numpy(dtype=object))
-        try:
-            levels = tuple(sorted(uniques.tolist()))
-        except TypeError:
-            raise DataError(
-                f"The response mixes label types ({sorted({type(u).__name__ for u in uniques})}); use one type."
-            ) from None
+        levels = sorted_levels(values)
         if len(levels) > 2:
             raise DataError(
                 f"The response has {len(levels)} distinct labels {list(levels)[:6]}; CSVM is a binary "
