@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +41,12 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats import __version__
-from csvm_stats.inference.bounds import binomial_min_n, hoeffding_min_n
+from csvm_stats.inference.bounds import AdjustedTarget, binomial_min_n, hoeffding_min_n
 from csvm_stats.exceptions import DataError
 from csvm_stats.models.model import CSVM
 from csvm_stats.interfaces.persistence import SavedModel, load_model, save_model
 from csvm_stats.models.results import CSVMResults
+from csvm_stats.optimization.solvers.base import SolveRecord
 
 #: Bumped whenever a call's arguments or the exported fields change incompatibly.
 API_VERSION = 2
@@ -224,22 +225,10 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "statements": _string_array(results.statements.to_numpy()),
         "joint_statement": str(results.joint_statement),
         "summary_text": str(results.summary(timing=True)),
-        "solver": {
-            "status": record.status.value,
-            "objective": float(record.objective),
-            "best_bound": float(record.best_bound),
-            "gap": float(record.gap),
-            "wall_time": float(record.wall_time),
-            "cpu_time": float(record.cpu_time),
-            "nodes": int(record.nodes),
-            "backend": str(record.backend),
-            "backend_version": str(record.backend_version),
-            "formulation": str(record.formulation),
-            "message": str(record.message),
-        },
+        "solver": solver_fields(record),
         "warnings": _string_array(results.warnings),
         **_selection(results),
-        "anchor": _anchor_requirements(results),
+        "anchor": anchor_requirements(results.adjusted),
         "model_file": model_file,
     }
 
@@ -251,10 +240,9 @@ def _selection(results: CSVMResults) -> dict[str, np.ndarray]:
     return {"selected_names": _string_array(selected.index), "selected_coef": selected["coef"].to_numpy(dtype=np.float64)}
 
 
-def _anchor_requirements(results: CSVMResults) -> dict[str, np.ndarray]:
-    """Per constrained rate: anchor points, whether the target was capped, the sizes each margin needs."""
-    adjusted = results.adjusted
-    targets = [adjusted[rate] for rate in adjusted]
+def anchor_requirements(adjusted: Mapping[str, AdjustedTarget]) -> dict[str, np.ndarray]:
+    """Per constrained rate (or class): anchor points, whether the target was capped, the sizes each margin needs."""
+    targets = list(adjusted.values())
     return {
         "rate": _string_array(adjusted),
         "target": np.asarray([t.target for t in targets], dtype=np.float64),
@@ -262,6 +250,23 @@ def _anchor_requirements(results: CSVMResults) -> dict[str, np.ndarray]:
         "capped": np.asarray([t.capped for t in targets], dtype=bool),
         "hoeffding": np.asarray([hoeffding_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
         "binomial": np.asarray([binomial_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
+    }
+
+
+def solver_fields(record: SolveRecord) -> dict[str, Any]:
+    """The solve record as plain values."""
+    return {
+        "status": record.status.value,
+        "objective": float(record.objective),
+        "best_bound": float(record.best_bound),
+        "gap": float(record.gap),
+        "wall_time": float(record.wall_time),
+        "cpu_time": float(record.cpu_time),
+        "nodes": int(record.nodes),
+        "backend": str(record.backend),
+        "backend_version": str(record.backend_version),
+        "formulation": str(record.formulation),
+        "message": str(record.message),
     }
 
 
@@ -298,7 +303,7 @@ def predict(results: CSVMResults | SavedModel, x: Any, type: Sequence[str] | str
     unknown = [kind for kind in kinds if kind not in PREDICT_TYPES]
     if unknown:
         raise DataError(f"type must be among {list(PREDICT_TYPES)}, got {unknown}.")
-    if hasattr(results, "confusion_matrix"):
+    if getattr(results, "is_multiclass", False):  # a multiclass fit or a loaded multiclass model file
         from csvm_stats.multiclass.r_entry import predict_multiclass
 
         return predict_multiclass(results, x, kinds)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.inference.certification import level_percent, round_down
+from csvm_stats.probability.fit_calibration import DEFAULT_FOLDS
 from csvm_stats.reporting.summary import Summary, _fmt, _key_values, _solver_table
 
 if TYPE_CHECKING:
@@ -48,9 +49,17 @@ def _model_table(res: MulticlassResults) -> pd.DataFrame:
             "Margin (bound)": model.bound,
             "alpha": f"{model.alpha:g}",
             "Offsets": offsets,
-            "Probabilities": "not offered for several classes yet",
+            "Probabilities": _probability_line(res),
         }
     )
+
+
+def _probability_line(res: MulticlassResults) -> str:
+    """The calibration of predict_proba, or the promise of a cross-fit (computed at the first predict_proba)."""
+    calibration = res.ready_calibration
+    if calibration is None:
+        return f"Venn-Abers one-vs-rest, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
+    return calibration.describe()
 
 
 def _recall_table(res: MulticlassResults) -> pd.DataFrame:
@@ -112,8 +121,7 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
         summary.add_df(table, caption=f"Coefficients per class (original units; prediction = largest score{shown})")
     summary.add_text(
         f"Each per-class statement holds separately at {level_percent(res.model.alpha)}"
-        + ("" if res.shift is None else
-           f" ({level_percent(res.shift.alpha, len(res.shift.classes))} for the guaranteed classes)")
+        + ("" if res.shift is None else f" ({level_percent(res.shift.alpha_each)} for the guaranteed classes)")
         + "; the joint statement holds for its classes at once."
     )
     summary.add_text(
@@ -125,6 +133,13 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
         changes = "; ".join(f"{c}: {r['correct_csvm_offsets']}/{r['n']} -> {r['correct_guarantee_offsets']}/{r['n']}"
                             for c, r in cost.iterrows())
         summary.add_text(f"Guarantee mode: held-out correct counts with the CSVM's and the shifted offsets: {changes}.")
+    calibration = res.ready_calibration
+    if calibration is not None:
+        summary.add_text(
+            "predict_proba: the class of largest probability need not be the predicted class (the rule is the "
+            "argmax of the scores, each class's probability is calibrated on its own margin); they agree on "
+            f"{res.probability_agreement:.1%} of the {len(res.model.y)} fitted rows."
+        )
     for note in res.warnings:
         summary.add_text(note)
     return summary
