@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from csvm_stats.inference.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
-from csvm_stats.inference.certification import floor2, level_percent, ordinal
+from csvm_stats.inference.certification import HeldoutBound, floor2, level_percent, ordinal
 from csvm_stats.exceptions import DataError
 
 TIE_NUDGE = 1e-9
@@ -97,30 +97,16 @@ def confusion_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> np
     return out
 
 
-@dataclass(frozen=True)
-class RecallBound:
-    """Clopper-Pearson lower bounds for one class's recall, separate and joint."""
-
-    n: int
-    correct: int
-    lower: float
-    joint_lower: float
-
-    @property
-    def rate(self) -> float:
-        return self.correct / self.n if self.n else float("nan")
-
-
 def sidak(alpha: float, m: int) -> float:
     """The level :math:`1 - (1 - \alpha)^{1/m}` of each of m independent statements that hold jointly at 1 - alpha."""
     return float(-np.expm1(np.log1p(-alpha) / max(int(m), 1)))
 
 
-def recall_bounds(n: Sequence[int], correct: Sequence[int], alpha: float, n_statements: int) -> list[RecallBound]:
+def recall_bounds(n: Sequence[int], correct: Sequence[int], alpha: float, n_statements: int) -> list[HeldoutBound]:
     """Separate (alpha) and joint (Sidak, :func:`sidak` over n_statements classes) bounds for each class."""
     alpha_each = sidak(alpha, n_statements)
     return [
-        RecallBound(int(nk), int(ck), clopper_pearson_lower(int(ck), int(nk), alpha),
+        HeldoutBound(int(nk), int(ck), clopper_pearson_lower(int(ck), int(nk), alpha),
                     clopper_pearson_lower(int(ck), int(nk), alpha_each))
         for nk, ck in zip(n, correct)
     ]

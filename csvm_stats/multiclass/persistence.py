@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from csvm_stats.exceptions import DataError
 from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
+from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.multiclass.probability import MulticlassCalibration, probability_frame
 from csvm_stats.interfaces.persistence import (
     CALIBRATION_ARRAYS,
@@ -55,8 +56,6 @@ from csvm_stats.interfaces.persistence import (
     write_archive,
 )
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 KIND = "multiclass"
 

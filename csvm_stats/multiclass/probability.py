@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -58,10 +58,27 @@ from csvm_stats.probability.fit_calibration import (
     _folds,
     _refit_without,
 )
+from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.design import SampleSplit
 from csvm_stats.probability.venn_abers import VennAbers, merge
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
+
+
+class CalibrationSource(Protocol):
+    """What the calibration reads of a fit (:class:`~csvm_stats.multiclass.results.MulticlassResults` has it all).
+
+    ``model`` is refitted on folds (copied, with other ``samples``) for the cross-fitted route.
+    """
+
+    model: Any
+    split: SampleSplit
+
+    @property
+    def classes(self) -> list[Any]: ...
+    @property
+    def solver(self) -> SolveRecord: ...
+
+    def csvm_scores(self, newdata: Any = None) -> np.ndarray: ...
 
 
 def class_margins(scores: np.ndarray) -> np.ndarray:
@@ -118,7 +135,7 @@ class MulticlassCalibration:
 def probability_frame(
     calibration: MulticlassCalibration, scores: np.ndarray, index: pd.Index, classes: list, interval: bool
 ) -> pd.DataFrame:
-    """:meth:`MulticlassResults.predict_proba`'s table from the f^0 ``scores``: probabilities, or with the intervals.
+    """:meth:`~csvm_stats.multiclass.results.MulticlassResults.predict_proba`'s table from the f^0 ``scores``: probabilities, or with the intervals.
 
     ``interval=True``: columns ``(stat, class)``, ``stat`` in ``p0``, ``p1``
     (one-vs-rest interval) and ``p`` (normalised probability).
@@ -139,14 +156,14 @@ def holdout_is_enough(y_holdout: np.ndarray, n_classes: int) -> bool:
     return y_holdout.size >= MIN_HOLDOUT and bool(np.all(counts >= MIN_PER_CLASS))
 
 
-def planned_route(results: MulticlassResults) -> str:
+def planned_route(results: CalibrationSource) -> str:
     """``"held-out"`` or ``"cross-fitted"``: the route :func:`calibration_pairs` takes, without computing it."""
     y_holdout = results.model.y[results.split.holdout]
     return "held-out" if holdout_is_enough(y_holdout, len(results.classes)) else "cross-fitted"
 
 
 def calibration_pairs(
-    results: MulticlassResults, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
+    results: CalibrationSource, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
 ) -> tuple[str, np.ndarray, np.ndarray, int]:
     """``(method, scores, labels, folds)``: the f^0 scores ``(n, K)`` and class positions to calibrate on."""
     y, split, K = results.model.y, results.split, len(results.classes)
@@ -175,10 +192,14 @@ def calibration_pairs(
 
 
 def calibrate_multiclass(
-    results: MulticlassResults, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
+    results: CalibrationSource, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
 ) -> MulticlassCalibration:
     """The one-vs-rest Venn-Abers calibration of ``results`` (module docstring)."""
-    method, scores, labels, n_folds = calibration_pairs(results, folds=folds, solver=solver)
+    return calibration_from_pairs(*calibration_pairs(results, folds=folds, solver=solver))
+
+
+def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
+    """One Venn-Abers predictor per class on the margins of ``scores`` (what :func:`calibration_pairs` returns)."""
     m = class_margins(scores)
     predictors = tuple(VennAbers.fit(m[:, k], labels == k) for k in range(scores.shape[1]))
-    return MulticlassCalibration(method, predictors, n_folds)
+    return MulticlassCalibration(method, predictors, folds)

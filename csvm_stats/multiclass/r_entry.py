@@ -11,7 +11,7 @@ has one column per class, the confusion matrix rows are the true classes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,22 +20,17 @@ from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.model import MulticlassCSVM
 from csvm_stats.multiclass.persistence import SavedMulticlassModel
-from csvm_stats.interfaces.r_api import (
-    API_VERSION,
-    RATE_COLUMNS,
+from csvm_stats.multiclass.results import MulticlassResults
+from csvm_stats.interfaces.r_values import (
     _design,
     _recording_warnings,
-    anchor_requirements,
-    model_file_bytes,
-    solver_fields,
-    _rate_column,
     _split_options,
     _string_array,
     _strings,
+    anchor_requirements,
+    fit_fields,
 )
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 
 def fit_multiclass(
@@ -87,39 +82,12 @@ def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
     model file, with the probability calibration, which R keeps to predict
     after ``readRDS``).
     """
-    model_file = model_file_bytes(results)  # first: saving computes the calibration the summary reports
-    params = results.params
-    record = results.solver
-    rates = results.rates
-    standardized = results.params_standardized
     return {
-        "api_version": API_VERSION,
+        **fit_fields(results),
         "multiclass": True,
-        "coef_names": _string_array(params.index[:-1]),
-        "coef": params.to_numpy(dtype=np.float64)[:-1],
-        "intercept": params.to_numpy(dtype=np.float64)[-1],
-        "coef_standardized": (np.empty((0, 0)) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]),
         "levels": _string_array(results.classes),
-        "kernel": results.engine_fit.feature_map.kernel.describe(),
-        "is_linear": bool(results.is_linear),
-        "alpha": float(results.model.alpha),
-        "bound": str(results.model.bound),
-        "C": float(results.model.C),
-        "n": len(results.model.y),
-        "random_state": int(results.random_state),
-        "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
-        "rate_names": _string_array(rates.index),
-        # columns of the two-class rate table that the recall table lacks (e.g. "upper") are NA
-        "rates": {column: _rate_column(rates.get(column, pd.Series(np.nan, index=rates.index)), column)
-                  for column in RATE_COLUMNS},
-        "statements": _string_array(results.statements.to_numpy()),
-        "joint_statement": str(results.joint_statement),
         "confusion": results.confusion.to_numpy(dtype=np.float64),
-        "summary_text": str(results.summary(timing=True)),
-        "solver": solver_fields(record),
-        "warnings": _string_array(results.warnings),
         "anchor": anchor_requirements({results.classes[k]: adj for k, adj in results.adjusted.items()}),
-        "model_file": model_file,
     }
 
 

@@ -18,7 +18,7 @@ classes, jointly at 1 - alpha.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -43,12 +43,36 @@ from csvm_stats.multiclass.probability import (
     planned_route,
     probability_frame,
 )
+from csvm_stats.multiclass.design import ClassCoding
+from csvm_stats.multiclass.engine import MulticlassFit
+from csvm_stats.multiclass.summary import build_multiclass_summary
 from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.formula import FormulaDesign
+from csvm_stats.reporting.summary import Summary
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.engine import MulticlassFit
-    from csvm_stats.multiclass.model import MulticlassCSVM
-    from csvm_stats.reporting.summary import Summary
+
+
+class MulticlassSpec(Protocol):
+    """What the results read of their model (:class:`~csvm_stats.multiclass.model.MulticlassCSVM` has it all)."""
+
+    exog: pd.DataFrame
+    y: np.ndarray
+    coding: ClassCoding
+    recall_min: dict[int, float]
+    alpha: float
+    bound: str
+    big_m: float | None
+    C: float
+    standardize: bool
+    formula: FormulaDesign | None
+
+    @property
+    def exog_names(self) -> list[str]: ...
+
+    @property
+    def classes(self) -> list[Any]: ...
+
+    def design_matrix(self, newdata: Any) -> pd.DataFrame: ...
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 
@@ -63,7 +87,7 @@ class MulticlassResults:
 
     def __init__(
         self,
-        model: MulticlassCSVM,
+        model: MulticlassSpec,
         split: SampleSplit,
         scaler: Standardizer,
         fit: MulticlassFit,
@@ -321,8 +345,6 @@ class MulticlassResults:
 
     def summary(self, *, timing: bool = True) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
-        from csvm_stats.multiclass.summary import build_multiclass_summary
-
         return build_multiclass_summary(self, timing=timing)
 
     def __repr__(self) -> str:

@@ -7,20 +7,59 @@ matrix, the coefficients per class; caveats as footer notes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from csvm_stats.inference.certification import level_percent, round_down
+from csvm_stats.multiclass.certification import GuaranteeShift
+from csvm_stats.multiclass.probability import MulticlassCalibration
+from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.design import SampleSplit
 from csvm_stats.probability.fit_calibration import DEFAULT_FOLDS
 from csvm_stats.reporting.summary import Summary, _fmt, _key_values, _solver_table
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 
-def _model_table(res: MulticlassResults) -> pd.DataFrame:
+class MulticlassSummarySource(Protocol):
+    """What the report reads of a fit (:class:`~csvm_stats.multiclass.results.MulticlassResults` has it all)."""
+
+    model: Any
+    split: SampleSplit
+    engine_fit: Any
+    shift: GuaranteeShift | None
+    random_state: int
+
+    @property
+    def classes(self) -> list[Any]: ...
+    @property
+    def solver(self) -> SolveRecord: ...
+    @property
+    def is_linear(self) -> bool: ...
+    @property
+    def ready_calibration(self) -> MulticlassCalibration | None: ...
+    @property
+    def probability_agreement(self) -> float: ...
+    @property
+    def rates(self) -> pd.DataFrame: ...
+    @property
+    def statements(self) -> pd.Series: ...
+    @property
+    def joint_statement(self) -> str: ...
+    @property
+    def confusion(self) -> pd.DataFrame: ...
+    @property
+    def params(self) -> pd.DataFrame: ...
+    @property
+    def params_standardized(self) -> pd.DataFrame | None: ...
+    @property
+    def guarantee_cost(self) -> pd.DataFrame | None: ...
+    @property
+    def warnings(self) -> list[str]: ...
+
+
+def _model_table(res: MulticlassSummarySource) -> pd.DataFrame:
     model, split = res.model, res.split
     y = model.y
 
@@ -54,7 +93,7 @@ def _model_table(res: MulticlassResults) -> pd.DataFrame:
     )
 
 
-def _probability_line(res: MulticlassResults) -> str:
+def _probability_line(res: MulticlassSummarySource) -> str:
     """The calibration of predict_proba, or the promise of a cross-fit (computed at the first predict_proba)."""
     calibration = res.ready_calibration
     if calibration is None:
@@ -62,7 +101,7 @@ def _probability_line(res: MulticlassResults) -> str:
     return calibration.describe()
 
 
-def _recall_table(res: MulticlassResults) -> pd.DataFrame:
+def _recall_table(res: MulticlassSummarySource) -> pd.DataFrame:
     rows = {}
     for name, r in res.rates.iterrows():
         rows[name] = {
@@ -79,7 +118,7 @@ def _recall_table(res: MulticlassResults) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
+def _confusion_table(res: MulticlassSummarySource) -> pd.DataFrame:
     matrix = res.confusion
     frame = matrix.astype(str)
     frame.index = [f"true {c}" for c in matrix.index]
@@ -91,7 +130,7 @@ def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
 MAX_COEFFICIENT_ROWS = 30
 
 
-def _coefficient_table(res: MulticlassResults) -> tuple[pd.DataFrame, int]:
+def _coefficient_table(res: MulticlassSummarySource) -> tuple[pd.DataFrame, int]:
     """The coefficient rows shown (at most :data:`MAX_COEFFICIENT_ROWS` features) and the number of features."""
     params = res.params
     features = params.index[:-1]
@@ -103,7 +142,7 @@ def _coefficient_table(res: MulticlassResults) -> tuple[pd.DataFrame, int]:
     return table, features.size
 
 
-def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> Summary:
+def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = True) -> Summary:
     """The report of a multiclass fit (module docstring)."""
     summary = Summary("Multiclass Constrained SVM (CSVM) Results")
     summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
