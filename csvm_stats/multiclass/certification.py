@@ -172,9 +172,9 @@ def guarantee_shift(
         if rank is None:
             raise DataError(
                 f"guarantee mode for the recall of {names[k]!r} >= {targets[k]:g} at level {alpha_each:.4g} "
-                f"(Sidak over {len(classes)} constrained classes) needs at least {binomial_min_n(targets[k], alpha_each)} "
-                f"held-out points of the class, but the held-out sample has {n}. Enlarge the held-out share "
-                "(fractions=) or the data."
+                f"(Sidak over {len(classes)} constrained class{'es' if len(classes) > 1 else ''}) needs at least "
+                f"{binomial_min_n(targets[k], alpha_each)} held-out points of the class, but the held-out sample "
+                f"has {n}. Enlarge the held-out share (fractions=) or the data."
             )
         t_k = float(np.sort(tau)[::-1][rank - 1])
         if np.isposinf(t_k):
@@ -207,5 +207,6 @@ def guarantee_recall_statement(name: str, g: GuaranteeShift, k: int) -> str:
         f"With {level_percent(g.alpha_each)} confidence the recall of class {name!r} is at least "
         f"{float(g.targets[k])!r} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
         "sample: threshold at the "
-        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule, Sidak over {len(g.classes)} classes)."
+        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule"
+        + (f", Sidak over {len(g.classes)} classes)." if len(g.classes) > 1 else ").")
     )
