@@ -9,6 +9,7 @@ the solvers' guarantees (relative gap 1e-7 requested, feasibility 1e-7).
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -107,18 +108,25 @@ CARDINALITY_SOLVERS = [
 ]
 
 
+@functools.cache
+def _binary_brute_force(counts_of: str | None) -> tuple:
+    """Data and the best objective over all 3-subsets of 8 columns (computed once per constraint)."""
+    X, y = _toy(110, 8, 2, seed=3)
+    X_i, y_i, X_j, y_j = X[:70], y[:70], X[70:], y[70:]
+    counts = {} if counts_of is None else {"tpr": int((y_j > 0).sum())}
+    best = min(
+        fit_csvm(X_i[:, S], y_i, X_j[:, S], y_j, C=1.0, min_counts=counts, big_m=None, solver="scip", options=TIGHT).objective
+        for S in map(list, itertools.combinations(range(8), 3))
+    )
+    return X_i, y_i, X_j, y_j, counts, best
+
+
 @pytest.mark.parametrize("solver", CARDINALITY_SOLVERS)
 @pytest.mark.parametrize("counts_of", [None, "tpr"])
 def test_cardinality_route_equals_brute_force_over_all_subsets(counts_of, solver):
     """Every backend, each with the perspective relaxation of the budget (MIQP.perspective)."""
-    X, y = _toy(110, 8, 2, seed=3)
-    X_i, y_i, X_j, y_j = X[:70], y[:70], X[70:], y[70:]
-    counts = {} if counts_of is None else {"tpr": int((y_j > 0).sum())}
+    X_i, y_i, X_j, y_j, counts, best = _binary_brute_force(counts_of)
     s = 3
-    best = min(
-        fit_csvm(X_i[:, S], y_i, X_j[:, S], y_j, C=1.0, min_counts=counts, big_m=None, solver="scip", options=TIGHT).objective
-        for S in map(list, itertools.combinations(range(8), s))
-    )
     fit = fit_cardinality_csvm(X_i, y_i, X_j, y_j, max_features=s, C=1.0, min_counts=counts, solver=solver, options=TIGHT)
     assert fit.screening.exact
     assert fit.selected.size <= s
@@ -415,3 +423,38 @@ def test_nested_cv_chooses_s_in_the_outer_loop_without_reading_the_holdout():
                                outer_folds=3, inner_folds=2, random_state=5)
     assert again.folds["max_features"].tolist() == result.folds["max_features"].tolist()
     assert np.allclose(again.folds[["tpr", "tnr", "acc"]], result.folds[["tpr", "tnr", "acc"]])
+
+
+@functools.cache
+def _multiclass_brute_force() -> tuple:
+    """Three classes, 7 columns, a recall requirement; the best objective over all 2-subsets (computed once)."""
+    from csvm_stats.multiclass.engine import fit_multiclass_csvm
+
+    rng = np.random.default_rng(5)
+    n, p, K = 120, 7, 3
+    y = rng.integers(0, K, n)
+    X = rng.normal(size=(n, p))
+    X[:, :4] += 0.6 * np.eye(K)[y] @ rng.normal(size=(K, 4))  # weak class signal spread over four columns
+    X_i, y_i, X_j, y_j = X[:80], y[:80], X[80:], y[80:]
+    counts = {1: int((y_j == 1).sum()) - 1}
+    best = min(
+        fit_multiclass_csvm(X_i[:, S], y_i, X_j[:, S], y_j, K, C=1.0, min_counts=counts, big_m=None, solver="scip",
+                            options=TIGHT).record.objective
+        for S in map(list, itertools.combinations(range(p), 2))
+    )
+    return X_i, y_i, X_j, y_j, K, counts, best
+
+
+@pytest.mark.parametrize("solver", CARDINALITY_SOLVERS)
+def test_multiclass_gene_list_equals_brute_force_over_all_subsets(solver):
+    """One budget shared by the class columns: the best s-subset of columns for the multiclass CSVM."""
+    from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
+
+    X_i, y_i, X_j, y_j, K, counts, best = _multiclass_brute_force()
+    s = 2
+    fit = fit_multiclass_cardinality(X_i, y_i, X_j, y_j, K, max_features=s, C=1.0, min_counts=counts, solver=solver,
+                                     options=TIGHT)
+    assert fit.screening.exact and fit.selected.size <= s
+    assert _objective_rel_close(fit.record.objective, best, 1e-5)
+    scores = X_j @ fit.coef.T + fit.intercept  # the fit reads only the selected columns
+    assert np.allclose(scores, X_j[:, fit.selected] @ fit.coef[:, fit.selected].T + fit.intercept)

@@ -34,7 +34,7 @@ import numpy as np
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers._common import Stopwatch, perspective_partners, solve_record, sparse_rows
-from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
 CUT_TOL = 1e-7  # relative violation of t_k >= x_k^2 that triggers a cut (at most feasibility_tol / 100)
@@ -120,11 +120,12 @@ class GurobiBackend:
                     if cuts is not None:
                         cuts.set_start(problem.start)
                 converged = True
+                stopper = _CpuLimit(watch, options.time_limit) if options.clock == "cpu" else None
                 try:
                     if cuts is not None and problem.binary.size == 0:
-                        converged = cuts.kelley(watch, options.time_limit)  # an LP: Gurobi calls no MIP callback
+                        converged = cuts.kelley(watch, options.time_limit, CLOCKS.index(options.clock))  # an LP: no MIP callback
                     else:
-                        model.optimize(cuts.callback if cuts is not None else None)
+                        model.optimize(_callback(cuts, stopper))
                 except gp.GurobiError as err:
                     if err.errno == LICENSE_ERRNO:
                         raise LicenseLimitError(
@@ -135,6 +136,8 @@ class GurobiBackend:
                     raise SolverError(f"Gurobi failed: {err}") from err
                 wall, cpu = watch.elapsed()
                 status = _status(model, gp)
+                if stopper is not None and stopper.fired and status is Status.INTERRUPTED:
+                    status = Status.TIME_LIMIT if model.SolCount > 0 else Status.NO_SOLUTION
                 if status is Status.OPTIMAL and not converged:  # the cutting-plane loop stopped short
                     status = Status.TIME_LIMIT
                 values = np.asarray(x.X, dtype=float) if status.has_solution else None
@@ -150,7 +153,8 @@ class GurobiBackend:
 
     @staticmethod
     def _set_params(model, options: SolverOptions) -> None:
-        model.Params.TimeLimit = float(options.time_limit)
+        # with clock="cpu" the limit is enforced by _CpuLimit in the callback (Gurobi counts wall time only)
+        model.Params.TimeLimit = float(options.time_limit) if options.clock == "wall" else _import_gurobi().GRB.INFINITY
         model.Params.MIPGap = float(options.mip_gap)
         model.Params.FeasibilityTol = max(1e-9, float(options.feasibility_tol))
         model.Params.Seed = int(options.seed)
@@ -197,6 +201,35 @@ def _quadratic_objective(model, problem: MIQP, x, gp):
         else:
             terms.append(float(q) * xs[int(i)] * xs[int(j)])
     return gp.quicksum(terms) + gp.quicksum(float(problem.c[k]) * xs[k] for k in np.flatnonzero(problem.c))
+
+
+class _CpuLimit:
+    """Stop the solve once this process has used ``limit`` CPU seconds (``SolverOptions.clock="cpu"``).
+
+    Checked at every callback; the stop is reported as the time limit, not as an interruption.
+    """
+
+    def __init__(self, watch: Stopwatch, limit: float) -> None:
+        self.watch, self.limit, self.fired = watch, float(limit), False
+
+    def __call__(self, model, where) -> None:
+        if not self.fired and self.watch.elapsed()[1] >= self.limit:
+            self.fired = True
+            model.terminate()
+
+
+def _callback(cuts: "_TangentCuts | None", stopper: _CpuLimit | None):
+    """The callback Gurobi runs: the tangent cuts and/or the CPU-time limit (``None`` when neither)."""
+    if cuts is None and stopper is None:
+        return None
+
+    def callback(model, where) -> None:
+        if cuts is not None:
+            cuts.callback(model, where)
+        if stopper is not None:
+            stopper(model, where)
+
+    return callback
 
 
 class _TangentCuts:
@@ -248,19 +281,19 @@ class _TangentCuts:
                 self.model.addConstr(self._cut(k, float(point[var.index])))
                 self.n_cuts += 1
 
-    def kelley(self, watch: Stopwatch, time_limit: float, max_rounds: int = 500, keep: int = 4) -> bool:
+    def kelley(self, watch: Stopwatch, time_limit: float, clock: int = 0, max_rounds: int = 500, keep: int = 4) -> bool:
         """Cutting-plane loop for a problem without binaries: solve, cut, repeat.
 
         Only the ``keep`` newest cuts of each coordinate stay in the model (the
         tangents nearest the optimum), so it stays within the size-limited licence.
         Returns whether the last point meets every epigraph within the cut
-        tolerance; ``False`` when the round limit or the time limit (wall time
-        of the whole loop) stopped it first.
+        tolerance; ``False`` when the round limit or the time limit (of the
+        whole loop; ``clock`` 0 wall, 1 CPU time, as ``Stopwatch.elapsed``) stopped it first.
         """
         model = self.model
         history: list[list] = [[] for _ in self.xq]
         for _ in range(max_rounds):
-            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[0])
+            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[clock])
             model.optimize()
             if model.Status != self.gp.GRB.OPTIMAL:
                 return False
@@ -269,7 +302,7 @@ class _TangentCuts:
             violated = np.flatnonzero(xv * xv - tv > self.tol * np.maximum(1.0, xv * xv))
             if violated.size == 0:
                 return True
-            if watch.elapsed()[0] >= time_limit:
+            if watch.elapsed()[clock] >= time_limit:
                 return False
             for k in violated:
                 history[k].append(model.addConstr(self._cut(int(k), float(xv[k]))))
