@@ -83,6 +83,17 @@ def argmax_rule(scores: np.ndarray) -> np.ndarray:
     return np.asarray(scores).argmax(axis=1)
 
 
+def rival_margins(scores: np.ndarray) -> np.ndarray:
+    """``(n, K)``: each class's score minus the largest other score, :math:`f_k - \\max_{l \\ne k} f_l`.
+
+    Positive exactly for the argmax class (0 for tied maxima).
+    """
+    scores = np.asarray(scores, dtype=float)
+    order = np.sort(scores, axis=1)
+    best, second = order[:, -1:], order[:, -2:-1]
+    return scores - np.where(scores >= best, second, best)
+
+
 def recall_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """``(n_k, correct_k)`` per class position."""
     n = np.bincount(y, minlength=n_classes)
