@@ -95,3 +95,27 @@ def test_bad_input_names_the_problem():
         VennAbers.fit(np.array([0.0, 1.0]), np.array([1]))
     with pytest.raises(DataError, match="labels must be"):
         VennAbers.fit(np.array([0.0, 1.0]), np.array([2, 1]))
+
+
+def test_lazy_slots_equal_the_complete_table():
+    """fit computes a slot when a score first falls in it; the complete table (model files) agrees with it."""
+    rng = np.random.default_rng(11)
+    scores = np.round(rng.normal(size=150), 1)
+    labels = (rng.random(150) < 1 / (1 + np.exp(-2 * scores))).astype(int)
+    new = np.r_[rng.normal(size=40), scores[:10]]
+    lazy = VennAbers.fit(scores, labels)
+    first = lazy.interval(new)  # some slots only
+    complete = VennAbers.fit(scores, labels)
+    table = VennAbers(complete.scores, complete.p0, complete.p1, complete.n, complete.n_positive)
+    for va in (lazy, complete, table):
+        np.testing.assert_array_equal(va.interval(new), first)
+    np.testing.assert_array_equal(lazy.p0, complete.p0)
+    np.testing.assert_array_equal(lazy.p1, complete.p1)
+    assert not np.isnan(complete.p0).any() and not np.isnan(complete.p1).any()
+    for slot in range(0, 2 * complete.scores.size + 1, 7):  # every 7th slot against two fits from scratch
+        j = slot // 2
+        s = complete.scores[j] if slot % 2 else (
+            complete.scores[0] - 1 if j == 0 else
+            complete.scores[-1] + 1 if j == complete.scores.size else complete.scores[j - 1:j + 1].mean())
+        assert complete.p0[slot] == pytest.approx(brute_force(scores, labels, s, 0), abs=1e-12)
+        assert complete.p1[slot] == pytest.approx(brute_force(scores, labels, s, 1), abs=1e-12)
