@@ -77,7 +77,7 @@ def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
     cal = res.calibration
     assert cal.method == "cross-fitted" and cal.folds == 5 and cal.predictor.n == len(frame)
     _consistent_with_rule(res, frame)
-    assert "cross-fitted (400 points, 5 refits" in res.summary(timing=False).as_text()
+    assert "cross-fitted (400 points, 5 refits, 20 bootstrap averages" in res.summary(timing=False).as_text()
 
 
 def test_small_held_out_sample_switches_to_cross_fitting():

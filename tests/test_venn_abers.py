@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import isotonic_regression
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.probability.venn_abers import VennAbers, merge
+from csvm_stats.probability.venn_abers import VennAbers, bagged, merge
 
 
 def brute_force(scores: np.ndarray, labels: np.ndarray, s: float, label: int) -> float:
@@ -119,3 +119,19 @@ def test_lazy_slots_equal_the_complete_table():
             complete.scores[-1] + 1 if j == complete.scores.size else complete.scores[j - 1:j + 1].mean())
         assert complete.p0[slot] == pytest.approx(brute_force(scores, labels, s, 0), abs=1e-12)
         assert complete.p1[slot] == pytest.approx(brute_force(scores, labels, s, 1), abs=1e-12)
+
+
+def test_bagged_is_the_mean_of_the_resamples_predictors_and_stays_monotone():
+    rng = np.random.default_rng(8)
+    scores = np.round(rng.normal(size=120), 1)  # ties: a resample may miss a tied group
+    labels = (rng.random(120) < 1 / (1 + np.exp(-2 * scores))).astype(int)
+    va = bagged(scores, labels, bags=7, seed=5)
+    new = np.sort(np.r_[rng.normal(size=200), scores, scores.min() - 1, scores.max() + 1])
+    draws = np.random.default_rng(5)
+    expected = np.mean([VennAbers.fit(scores[d], labels[d]).interval(new)
+                        for d in (draws.integers(0, 120, 120) for _ in range(7))], axis=0)
+    np.testing.assert_allclose(va.interval(new), expected, atol=1e-12)
+    p0, p1 = va.interval(new)
+    assert np.all(np.diff(p0) >= 0) and np.all(np.diff(p1) >= 0) and np.all(p0 <= p1)
+    assert (va.n, va.n_positive) == (120, int(labels.sum()))
+    np.testing.assert_array_equal(bagged(scores, labels, bags=7, seed=5).p1, va.p1)  # reproducible
