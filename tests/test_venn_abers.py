@@ -135,3 +135,11 @@ def test_bagged_is_the_mean_of_the_resamples_predictors_and_stays_monotone():
     assert np.all(np.diff(p0) >= 0) and np.all(np.diff(p1) >= 0) and np.all(p0 <= p1)
     assert (va.n, va.n_positive) == (120, int(labels.sum()))
     np.testing.assert_array_equal(bagged(scores, labels, bags=7, seed=5).p1, va.p1)  # reproducible
+
+
+def test_predictors_compare_by_value():
+    scores, labels = np.array([0.1, 0.4, 0.4, 0.9]), np.array([0, 1, 0, 1])
+    a, b = VennAbers.fit(scores, labels), VennAbers.fit(scores, labels)
+    a.interval(np.array([0.5]))  # one slot computed in a, none in b
+    assert a == b and a == VennAbers(b.scores, b.p0, b.p1, b.n, b.n_positive)
+    assert a != VennAbers.fit(scores, 1 - labels)

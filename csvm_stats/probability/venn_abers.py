@@ -146,6 +146,15 @@ class VennAbers:
     def __repr__(self) -> str:
         return f"VennAbers(n={self.n}, n_positive={self.n_positive}, distinct scores={self.scores.size})"
 
+    def __eq__(self, other: object) -> bool:
+        """Equal predictors: the same counts, scores and table (computed in full to compare)."""
+        if not isinstance(other, VennAbers):
+            return NotImplemented
+        return ((self.n, self.n_positive) == (other.n, other.n_positive) and np.array_equal(self.scores, other.scores)
+                and np.array_equal(self.p0, other.p0) and np.array_equal(self.p1, other.p1))
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable cache inside; equal by value
+
     @classmethod
     def fit(cls, scores, labels) -> VennAbers:
         """Calibrate on ``scores`` with 0/1 (or -1/+1, or bool) ``labels``; needs at least one point."""
