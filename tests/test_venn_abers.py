@@ -143,3 +143,12 @@ def test_predictors_compare_by_value():
     a.interval(np.array([0.5]))  # one slot computed in a, none in b
     assert a == b and a == VennAbers(b.scores, b.p0, b.p1, b.n, b.n_positive)
     assert a != VennAbers.fit(scores, 1 - labels)
+
+
+def test_a_score_within_the_tie_tolerance_of_a_calibration_score_is_tied_with_it():
+    """The same point's decision value computed in another batch may differ in the last bits: same slot."""
+    scores, labels = np.array([-1.0, 0.25, 0.25, 2.0, 3.0]), np.array([0, 1, 0, 1, 1])
+    va = VennAbers.fit(scores, labels)
+    near = np.array([0.25 * (1 + 1e-12), 0.25 * (1 - 1e-12), 2.0 + 1e-10])
+    np.testing.assert_array_equal(va.slots(near), [3, 3, 5])
+    assert va.slots(np.array([0.25 + 1e-6]))[0] == 4  # clearly between: its own slot

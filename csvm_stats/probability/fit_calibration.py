@@ -30,6 +30,16 @@ The default probabilities of :class:`~csvm_stats.models.results.CSVMResults` are
   cross-Venn-Abers it has no finite-sample guarantee (the fold models are not
   the final model).
 
+Edges: H of one class or of fewer than :data:`MIN_HOLDOUT` points takes the
+cross-fitted route; fewer than :data:`MIN_CALIBRATION` points, or one class,
+in the whole data is a :class:`~csvm_stats.exceptions.DataError` (never a
+silent 1/2). A constant decision function (w = 0) gives every point the
+pooled interval :math:`[k/(m+1), (k+1)/(m+1)]` of the m calibration points
+with k positives (their base rate, the new point counted with either label).
+Tied scores are pooled; a new score within a relative 1e-9 of a calibration
+score is tied with it. Missing or infinite predictors in new data are a
+:class:`~csvm_stats.exceptions.DataError`.
+
 Because the probability is non-decreasing in f(x), the rule "positive when
 :math:`f(x) \ge 0`" reads on the probability scale as: every point called
 positive has :math:`P \ge t` and every point called negative :math:`P \le t`,
