@@ -281,8 +281,13 @@ def markdown(result, args) -> str:
              "Method definitions: docstring of benchmarks/probabilities.py.", ""]
     real = result.get("real")
     if real:
-        lines += [f"## Real data ({args.splits} stratified 80/20 splits as benchmarks/ebb.py; "
-                  f"{', '.join(args.one_split)}: 1 split; means)", ""]
+        fewer = {}
+        for name, r in real.items():
+            if r["splits"] != args.splits:
+                fewer.setdefault(r["splits"], []).append(name)
+        lines += [f"## Real data ({args.splits} stratified 80/20 splits as benchmarks/ebb.py"
+                  + "".join(f"; {', '.join(names)}: the first {k} split{'s' if k > 1 else ''}"
+                            for k, names in sorted(fewer.items())) + "; means)", ""]
         for key, title in (("brier", "Brier"), ("log_loss", "log loss"), ("ece", "ECE")):
             lines += [f"### {title}", "", "| data | " + " | ".join(METHODS) + " |", "|---|" + "---|" * len(METHODS)]
             for name, r in real.items():
@@ -347,6 +352,8 @@ def main(argv=None) -> None:
     parser.add_argument("--cache", default="",
                         help="directory caching the baselines' probabilities per split (outside the repository); "
                              "a rerun then recomputes only the Venn-Abers defaults")
+    parser.add_argument("--combine", nargs="*", default=[],
+                        help="write the main results from the files of these --tag runs (no new computation)")
     parser.add_argument("--redo", nargs="*", default=[], help="parts to recompute even when resuming")
     args = parser.parse_args(argv)
     if args.quick:
@@ -355,6 +362,13 @@ def main(argv=None) -> None:
     partial = RESULTS / f"probabilities_partial{_suffix(args)}.json"
     final = RESULTS / f"probabilities{_suffix(args)}.json"
     result = {}
+    if args.combine:  # results of partial runs (--tag) into one file, data sets in the order of DATASETS
+        parts = [json.loads((RESULTS / f"probabilities_{tag}.json").read_text()) for tag in args.combine]
+        real = {k: v for part in parts for k, v in part.get("real", {}).items()}
+        result = {"real": {name: real[name] for name in DATASETS if name in real}}
+        result |= {"synthetic": part["synthetic"] for part in parts if "synthetic" in part}
+        result["combined_from"] = {tag: part["args"] for tag, part in zip(args.combine, parts)}
+        args.parts = []
     if args.resume:
         source = partial if partial.exists() else final
         result = {k: v for k, v in json.loads(source.read_text()).items() if k != "args" and k not in args.redo}
