@@ -132,6 +132,28 @@ def run_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int, cache: Pa
     return probs, intervals, seconds
 
 
+def ebb_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int, probs: dict, intervals: dict,
+                seconds: dict) -> None:
+    """EBB (all theta, eps = 0, eps = 0.05), CEBB1 and EBB+VA into ``probs``, ``intervals`` and ``seconds``."""
+    clock = time.process_time
+    start = clock()
+    gamma_grid = {"gamma_grid": [gamma]} if kernel == "rbf" else {}
+    model = EBB(kernel=kernel, n_bootstrap=args.bootstrap, variant="cebb1", tpr_min=0.95, bound="none",
+                random_state=seed, progress=False, **gamma_grid).fit(X_tr, y_tr)
+    probs["CEBB1"] = model.predict_proba(X_te)[:, 1]
+    share = np.column_stack([np.mean(model.bootstrap_scores(X_te, t) >= 0, axis=1) for t in range(len(model.rho_))])
+    for label, eps in (("EBB", np.inf), ("EBB eps=0", 0.0), ("EBB eps=0.05", 0.05)):
+        probs[label] = np.clip(share @ ebb_weights(model.reliability_, eps), 0.0, 1.0)
+    seconds["EBB+CEBB1"] = clock() - start
+    start = clock()  # the CEBB1 fit holds EBB's models and weights (all theta); only its threshold moved
+    oob = oob_ebb(model, X_tr, y_tr, args.bootstrap, seed)
+    seen = ~np.isnan(oob)
+    va = VennAbers.fit(oob[seen], y_tr[seen])
+    p0, p1 = va.interval(probs["EBB"])
+    probs["EBB+VA"], intervals["EBB+VA"] = p1 / (1 - p0 + p1), np.column_stack([p0, p1])
+    seconds["EBB+VA"] = clock() - start
+
+
 def fixed_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int) -> tuple[float, dict, dict, dict]:
     """The tuned C and the probabilities of the methods other than csvm_stats' defaults (run_methods)."""
     probs, intervals, seconds = {}, {}, {}
@@ -143,22 +165,8 @@ def fixed_methods(X_tr, y_tr, X_te, kernel: str, gamma, args, seed: int) -> tupl
                      max_iter=LIBSVM_MAX_ITER)
         seconds["tune C"] = clock() - start
 
-        start = clock()
-        gamma_grid = {"gamma_grid": [gamma]} if kernel == "rbf" else {}
-        model = EBB(kernel=kernel, n_bootstrap=args.bootstrap, variant="cebb1", tpr_min=0.95, bound="none",
-                    random_state=seed, progress=False, **gamma_grid).fit(X_tr, y_tr)
-        probs["CEBB1"] = model.predict_proba(X_te)[:, 1]
-        share = np.column_stack([np.mean(model.bootstrap_scores(X_te, t) >= 0, axis=1) for t in range(len(model.rho_))])
-        for label, eps in (("EBB", np.inf), ("EBB eps=0", 0.0), ("EBB eps=0.05", 0.05)):
-            probs[label] = np.clip(share @ ebb_weights(model.reliability_, eps), 0.0, 1.0)
-        seconds["EBB+CEBB1"] = clock() - start
-        start = clock()  # the CEBB1 fit holds EBB's models and weights (all theta); only its threshold moved
-        oob = oob_ebb(model, X_tr, y_tr, args.bootstrap, seed)
-        seen = ~np.isnan(oob)
-        va = VennAbers.fit(oob[seen], y_tr[seen])
-        p0, p1 = va.interval(probs["EBB"])
-        probs["EBB+VA"], intervals["EBB+VA"] = p1 / (1 - p0 + p1), np.column_stack([p0, p1])
-        seconds["EBB+VA"] = clock() - start
+        if not args.skip_ebb:
+            ebb_methods(X_tr, y_tr, X_te, kernel, gamma, args, seed, probs, intervals, seconds)
 
         start = clock()
         platt = CalibratedClassifierCV(SVC(), ensemble=False).fit(X_tr, y_tr)
@@ -222,7 +230,8 @@ def real_data(args, table: dict | None = None) -> dict:
 
 def synthetic(args) -> dict:
     table = {}
-    for truth, (dim, prob, kernel) in TRUTHS.items():
+    for truth in args.truths:
+        dim, prob, kernel = TRUTHS[truth]
         runs = []
         for rep in range(args.reps):
             rng = np.random.default_rng(1000 + rep)
@@ -249,11 +258,26 @@ def _reliability_curve(y, p, bins: int = 10) -> list[list[float]]:
             for b in range(bins) if np.any(idx == b)]
 
 
+EBB_METHODS = ("EBB", "EBB eps=0", "EBB eps=0.05", "CEBB1", "EBB+VA")
+
+
+def carry_ebb(synth: dict, old: dict) -> list[str]:
+    """Fill the EBB columns of truths run without them from an earlier results file; the truths filled."""
+    filled = []
+    for truth, r in synth.items():
+        if "EBB" not in r["scores"]:
+            r["scores"] |= {m: old["synthetic"][truth]["scores"][m] for m in EBB_METHODS}
+            r["reliability_rep0"] |= {m: old["synthetic"][truth]["reliability_rep0"][m] for m in EBB_METHODS}
+            filled.append(truth)
+    return filled
+
+
 def _cache(args, key: str) -> Path | None:
     """Where the fixed methods of one split or repetition are cached (``--cache``), or None."""
     if not args.cache:
         return None
-    return Path(args.cache) / f"{key}_B{args.bootstrap}_f{args.folds}{'_quick' if args.quick else ''}.npz"
+    ebb = "noebb" if args.skip_ebb else f"B{args.bootstrap}"
+    return Path(args.cache) / f"{key}_{ebb}_f{args.folds}{'_quick' if args.quick else ''}.npz"
 
 
 def _suffix(args) -> str:
@@ -312,6 +336,12 @@ def markdown(result, args) -> str:
     if synth:
         lines += [f"## Synthetic truths ({args.reps} repetitions, n = {args.n_train} training, "
                   f"{args.n_test} test points; means)", ""]
+        if result.get("ebb_from"):
+            lines += [f"The EBB columns ({', '.join(EBB_METHODS)}) of the {' and '.join(result['ebb_from'])} "
+                      f"truth{'s' if len(result['ebb_from']) > 1 else ''} are those of the previous run "
+                      f"({args.ebb_from}, same seeds, EBB code unchanged since), not rerun for lack of CPU time on the "
+                      "shared machine; the logistic truth was rerun in full and its EBB columns are compared with "
+                      "the previous run below.", ""]
         keys = (("mse_true", "MSE to the true probability"), ("brier", "Brier"), ("log_loss", "log loss"),
                 ("ece", "ECE"), ("coverage", "coverage of the true probability by [p0, p1]"),
                 ("width", "mean width p1 - p0"))
@@ -352,6 +382,12 @@ def main(argv=None) -> None:
     parser.add_argument("--cache", default="",
                         help="directory caching the baselines' probabilities per split (outside the repository); "
                              "a rerun then recomputes only the Venn-Abers defaults")
+    parser.add_argument("--truths", nargs="+", default=list(TRUTHS), choices=list(TRUTHS))
+    parser.add_argument("--skip-ebb", action="store_true",
+                        help="leave out EBB, its eps variants, CEBB1 and EBB+VA (see --ebb-from)")
+    parser.add_argument("--ebb-from", default="",
+                        help="with --combine: a results .json whose synthetic EBB columns fill the truths run with "
+                             "--skip-ebb (same seeds and EBB code; the report says so)")
     parser.add_argument("--combine", nargs="*", default=[],
                         help="write the main results from the files of these --tag runs (no new computation)")
     parser.add_argument("--redo", nargs="*", default=[], help="parts to recompute even when resuming")
@@ -366,7 +402,11 @@ def main(argv=None) -> None:
         parts = [json.loads((RESULTS / f"probabilities_{tag}.json").read_text()) for tag in args.combine]
         real = {k: v for part in parts for k, v in part.get("real", {}).items()}
         result = {"real": {name: real[name] for name in DATASETS if name in real}}
-        result |= {"synthetic": part["synthetic"] for part in parts if "synthetic" in part}
+        synth = {k: v for part in parts for k, v in part.get("synthetic", {}).items()}
+        if synth:
+            result["synthetic"] = {truth: synth[truth] for truth in TRUTHS if truth in synth}
+        if args.ebb_from:
+            result["ebb_from"] = carry_ebb(result.get("synthetic", {}), json.loads(Path(args.ebb_from).read_text()))
         result["combined_from"] = {tag: part["args"] for tag, part in zip(args.combine, parts)}
         args.parts = []
     if args.resume:
