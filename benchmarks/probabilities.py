@@ -358,7 +358,8 @@ def markdown(result, args) -> str:
                   "| truth | VA default | Platt (tuned) | ratio | <= 1.5x | EBB | better than EBB |", "|---|---|---|---|---|---|---|"]
         for truth, r in synth.items():
             s = r["scores"]
-            d, p, e = s["VA default"]["mse_true"], s["Platt"]["mse_true"], s["EBB"]["mse_true"]
+            d, p = s["VA default"]["mse_true"], s["Platt"]["mse_true"]
+            e = s["EBB"]["mse_true"] if "EBB" in s else float("nan")  # nan: run with --skip-ebb
             lines.append(f"| {truth} | {d:.4f} | {p:.4f} | {d / p:.2f} | {'yes' if d <= 1.5 * p else 'no'} | "
                          f"{e:.4f} | {'yes' if d < e else 'no'} |")
         lines.append("")
@@ -403,7 +404,9 @@ def main(argv=None) -> None:
     final = RESULTS / f"probabilities{_suffix(args)}.json"
     result = {}
     if args.combine:  # results of partial runs (--tag) into one file, data sets in the order of DATASETS
-        parts = [json.loads((RESULTS / f"probabilities_{tag}.json").read_text()) for tag in args.combine]
+        parts = [json.loads(next(p for p in (RESULTS / f"probabilities_{tag}.json",
+                                              RESULTS / f"probabilities_partial_{tag}.json") if p.exists()).read_text())
+                 for tag in args.combine]
         real = {k: v for part in parts for k, v in part.get("real", {}).items()}
         result = {"real": {name: real[name] for name in DATASETS if name in real}}
         synth = {k: v for part in parts for k, v in part.get("synthetic", {}).items()}
@@ -417,7 +420,7 @@ def main(argv=None) -> None:
                 for part in ("synthetic", "real") for name, r in result.get(part, {}).items()
                 if name not in result["ebb_from"] and name in old.get(part, {})
                 for key in ("brier", "mse_true") if key in r["scores"]["EBB"])
-        result["combined_from"] = {tag: part["args"] for tag, part in zip(args.combine, parts)}
+        result["combined_from"] = {tag: part.get("args", "partial run") for tag, part in zip(args.combine, parts)}
         args.parts = []
     if args.resume:
         source = partial if partial.exists() else final
