@@ -15,7 +15,8 @@ Methods (P of the positive class on the test part):
 
 * ``VA default`` - what ``CSVMClassifier().predict_proba`` and a CSVM fitted
   without a held-out sample give: the CSVM on all training rows, its decision
-  function calibrated by cross-fitted Venn-Abers (5 refits);
+  function calibrated by cross-fitted Venn-Abers (5 refits; the mean of the
+  Venn-Abers predictors of 20 bootstrap resamples of the out-of-fold pairs);
 * ``VA held-out`` - ``CSVM(...).fit().predict_proba``: the default
   (0.5, 0.25, 0.25) split, inductive Venn-Abers on the held-out 25%;
 * ``EBB`` - the paper's headline EBB (all theta, weights = OOB accuracy);
