@@ -204,7 +204,9 @@ class CSVM:
         return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
+    def from_formula(
+        cls, formula: str, data: pd.DataFrame, *, safe: bool = True, ordered_contrasts: str = "treatment", **kwargs: Any
+    ) -> CSVM:
         """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
@@ -223,8 +225,16 @@ class CSVM:
         use it. Safe is the default because a formula is often assembled from
         configuration or user input, and the cost of the default is small (compute
         transformed columns in the data frame); the unsafe mode is an explicit opt-in.
+
+        ``ordered_contrasts`` is how ordered pandas Categoricals are coded:
+        ``"treatment"`` (the default, as every other factor) or ``"poly"``,
+        R's orthogonal polynomial contrasts (``contr.poly``, R's default for
+        ordered factors), named ``column[.L]``, ``column[.Q]``, ... With
+        ``"poly"`` a formula gives the same design, and so the same
+        classifier, as R's ``csvm()`` under R's default ``options("contrasts")``
+        (data from R through :func:`r_bridge.load_dataset` keep their ordered factors).
         """
-        endog, exog, design = build_design(formula, data, safe=safe)
+        endog, exog, design = build_design(formula, data, safe=safe, ordered_contrasts=ordered_contrasts)
         model = cls(endog, exog, **kwargs)
         model.formula = design
         return model
