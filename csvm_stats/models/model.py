@@ -275,6 +275,25 @@ class CSVM:
                 )
         return split
 
+    def anchor_targets(self, random_state: int) -> dict[Any, AdjustedTarget]:
+        """The required anchor count of every target on the split of ``random_state``, without solving.
+
+        ``fit(random_state=random_state)`` draws the same split and imposes
+        these counts. A target the anchor sample cannot carry raises its
+        :class:`~csvm_stats.inference.bounds.CappedTargetWarning` here (as
+        ``fit`` does before its solve), naming the anchor size it needs; R's
+        ``csvm()`` calls this first so that it can say so before the solve.
+        """
+        return self._adjusted_targets(self._split(resolve_seed(random_state)))
+
+    def _adjusted_targets(self, split: SampleSplit) -> dict[Any, AdjustedTarget]:
+        """Each target as a required count on the anchor sample of ``split`` (capped ones warn)."""
+        y_anchor = self.y[split.anchor]
+        return {
+            rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
+            for rate, p0 in self.targets.items()
+        }
+
     def _guaranteed_rate(self, guarantee: bool | str) -> str | None:
         if guarantee is False:
             return None
@@ -343,10 +362,7 @@ class CSVM:
         scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
         Xs = scaler.transform(X)
         y_anchor = y[split.anchor]
-        adjusted: dict[str, AdjustedTarget] = {
-            rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
-            for rate, p0 in self.targets.items()
-        }
+        adjusted = self._adjusted_targets(split)
         if self.sparse:
             from csvm_stats.sparse.model import fit_sparse_csvm
 

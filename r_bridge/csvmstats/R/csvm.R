@@ -93,12 +93,14 @@ fit_frame <- function(mf, call, options, response_name, model) {
     call$random_state <- options$random_state
   }
   api <- csvm_api()
-  fitted_python <- py_call(api$fit, x, colnames(x), as.character(response), positive, options, response_name)
+  labels <- as.character(response)
+  # the anchor sizes the targets need, said before the solve (the split is that of the fit)
+  warn_capped_targets(py_call(api$anchor_check, x, colnames(x), labels, positive, options, response_name))
+  fitted_python <- py_call(api$fit, x, colnames(x), labels, positive, options, response_name)
   handle <- fitted_python$results
   exported <- py_call(api$export, handle)
   fields <- fit_fields(exported)
-  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, fields$anchor,
-                        fields$bound, fields$alpha)
+  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, reported = "CappedTargetWarning")
   fitted <- py_call(api$predict, handle, x, c("decision", "class"))
   cache <- new.env(parent = emptyenv())
   object <- c(fields, list(
@@ -185,6 +187,8 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
 fit_fields <- function(exported) {
   rates <- as.data.frame(exported$rates, stringsAsFactors = FALSE)
   rownames(rates) <- as.character(exported$rate_names)
+  # Python's NaN means "not applicable" (no target, no count for a mean of rates): R's NA
+  rates[] <- lapply(rates, function(values) if (is.numeric(values)) replace(values, is.nan(values), NA) else values)
   for (column in c("met", "certified")) {
     values <- as.numeric(rates[[column]])
     rates[[column]] <- ifelse(is.nan(values) | is.na(values), NA, values == 1)
@@ -195,7 +199,6 @@ fit_fields <- function(exported) {
   standardized <- as.numeric(exported$coef_standardized)
   if (length(standardized)) names(standardized) <- coef_names
   statements <- stats::setNames(as.character(exported$statements), rownames(rates))
-  anchor <- exported$anchor
   list(
     coefficients = coefficients,
     coef_standardized = standardized,
@@ -215,9 +218,15 @@ fit_fields <- function(exported) {
     nobs = as.integer(exported$n),
     samples = vapply(exported$samples, as.integer, integer(1L)),
     selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names)),
-    anchor = list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
-                  n = as.integer(anchor$n), capped = as.logical(anchor$capped),
-                  hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial)),
+    anchor = anchor_fields(exported$anchor),
     api_version = as.integer(exported$api_version)
   )
+}
+
+# The anchor requirements of r_api (per constrained rate: anchor points, capped or not, and the
+# anchor sizes from which the Hoeffding and binomial margins stay below 1) as R vectors.
+anchor_fields <- function(anchor) {
+  list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
+       n = as.integer(anchor$n), capped = as.logical(anchor$capped),
+       hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial))
 }

@@ -92,19 +92,20 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   rates <- x$rates
   table <- data.frame(
     target = rates$target,
-    required = ifelse(is.na(rates$required), "",
-                      paste0(rates$required, "/", rates$anchor_n)),
-    anchor = paste0(rates$anchor_correct, "/", rates$anchor_n),
+    required = count_text(rates$required, rates$anchor_n),
+    anchor = count_text(rates$anchor_correct, rates$anchor_n),
     met = rates$met,
-    "held-out" = paste0(rates$heldout_correct, "/", rates$heldout_n),
+    "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
     "held-out rate" = rates$heldout_rate,
-    lower = rates$lower,
-    "joint lower" = rates$joint_lower,
+    lower = bound_text(rates$lower, floor),
+    upper = bound_text(rates$upper, ceiling),
+    "joint lower" = bound_text(rates$joint_lower, floor),
     method = rates$method,
     check.names = FALSE,
     row.names = toupper(rownames(rates))
   )
-  print(table, digits = digits)
+  if (all(is.na(rates$upper))) table$upper <- NULL
+  print(table, digits = digits, na.print = "")
 
   cat("\nConfidence statements:\n")
   cat(paste0("  ", toupper(names(x$statements)), ": ", x$statements), sep = "\n")
@@ -125,6 +126,18 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("\nNotes:\n")
   cat(paste0("[", seq_along(notes), "] ", notes), sep = "\n")
   invisible(x)
+}
+
+# "k/n" for a count, "" where there is none (no target; the balanced accuracy is a mean of rates).
+count_text <- function(count, n) ifelse(is.na(count), "", paste0(count, "/", n))
+
+# Confidence bounds shown with .bound_decimals decimals, rounded outwards (a lower bound down,
+# an upper bound up), so that the shown bound is as safe as the computed one; "" where there is none.
+.bound_decimals <- 4L
+bound_text <- function(bound, direction) {
+  scale <- 10^.bound_decimals
+  shown <- direction(bound * scale) / scale
+  ifelse(is.na(bound), "", formatC(shown, format = "f", digits = .bound_decimals))
 }
 
 predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", "probabilities"), ...) {

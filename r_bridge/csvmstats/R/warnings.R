@@ -2,18 +2,25 @@
 
 .rate_units <- c(tpr = "positives", tnr = "negatives", acc = "points")
 
-# Re-issue the warnings Python raised (messages and category names from r_api).
-# A capped target is worded from the anchor requirements (fit_fields()$anchor).
-issue_python_warnings <- function(messages, kinds, anchor = NULL, bound = NULL, alpha = NULL) {
+# Re-issue the warnings Python raised (messages and category names from r_api), except
+# those of the kinds in `reported` (said already, e.g. before the solve).
+issue_python_warnings <- function(messages, kinds, reported = character()) {
   messages <- as.character(messages)
   kinds <- as.character(kinds)
   for (i in seq_along(messages)) {
-    if (identical(kinds[i], "CappedTargetWarning") && !is.null(anchor)) next
+    if (length(kinds) >= i && kinds[i] %in% reported) next
     warning("csvm: ", r_wording(messages[i]), call. = FALSE)
   }
-  if (!is.null(anchor) && "CappedTargetWarning" %in% kinds) {
-    for (text in capped_target_messages(anchor, bound, alpha)) warning(text, call. = FALSE)
+}
+
+# Before the solve: each target that the anchor sample cannot carry, with the anchor sizes it
+# needs (r_api.anchor_check). Shown at once (immediate.), not after the solve as R's warnings are.
+warn_capped_targets <- function(check) {
+  anchor <- anchor_fields(check$anchor)
+  for (text in capped_target_messages(anchor, as.character(check$bound), as.numeric(check$alpha))) {
+    warning(text, call. = FALSE, immediate. = TRUE)
   }
+  invisible(any(anchor$capped))
 }
 
 # "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate.
@@ -32,7 +39,7 @@ capped_target_messages <- function(anchor, bound, alpha) {
     }
     paste0("csvm: ", rate, "_min = ", format(anchor$target[i]), " with bound = \"", bound, "\" (alpha = ",
            format(alpha), ") needs at least ", needed, " anchor ", units, "; the anchor sample has ",
-           anchor$n[i], ", so all of them had to be classified correctly and no confidence statement ",
+           anchor$n[i], ", so the fit requires all of them to be classified correctly and no confidence statement ",
            "follows from the target. ", advice, ".")
   }, character(1L))
 }
