@@ -78,34 +78,10 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Positive class '", x$positive, "', negative class '", x$negative, "'\n", sep = "")
-  cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
-      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], ")", sep = "")
-  if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
-  cat("\n")
-  solver <- x$solver
-  cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
-      ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
-      ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
-
+  print_sizes_and_solver(x)
   cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
-  rates <- x$rates
-  table <- data.frame(
-    target = rates$target,
-    required = count_text(rates$required, rates$anchor_n),
-    anchor = count_text(rates$anchor_correct, rates$anchor_n),
-    met = rates$met,
-    "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
-    "held-out rate" = rates$heldout_rate,
-    lower = bound_text(rates$lower, floor),
-    upper = bound_text(rates$upper, ceiling),
-    "joint lower" = bound_text(rates$joint_lower, floor),
-    method = rates$method,
-    check.names = FALSE,
-    row.names = toupper(rownames(rates))
-  )
-  if (all(is.na(rates$upper))) table$upper <- NULL
-  print(table, digits = digits, na.print = "")
+  print_rate_table(x$rates, toupper(rownames(x$rates)), digits)
 
   cat("\nConfidence statements:\n")
   cat(paste0("  ", toupper(names(x$statements)), ": ", x$statements), sep = "\n")
@@ -121,11 +97,48 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   } else {
     cat("\nKernel solution with", nrow(x$coefficients) - 1L, "feature-map coefficients\n")
   }
+  print_notes(x$warnings)
+  invisible(x)
+}
+
+# The sample sizes and the solver record of a summary.
+print_sizes_and_solver <- function(x) {
+  cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
+      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], ")", sep = "")
+  if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
+  cat("\n")
+  solver <- x$solver
+  cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
+      ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
+      ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
+}
+
+# The notes of a summary: in-sample versus held-out, then the fit's warnings.
+print_notes <- function(warnings) {
   notes <- c("The anchor-sample rates are in-sample; only the held-out statements are confidence statements.",
-             x$warnings)
+             warnings)
   cat("\nNotes:\n")
   cat(paste0("[", seq_along(notes), "] ", notes), sep = "\n")
-  invisible(x)
+}
+
+# The rate table: counts as "k/n", bounds rounded outwards, "" where a value does not apply.
+print_rate_table <- function(rates, row_names, digits) {
+  table <- data.frame(
+    target = rates$target,
+    required = count_text(rates$required, rates$anchor_n),
+    anchor = count_text(rates$anchor_correct, rates$anchor_n),
+    met = rates$met,
+    "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
+    "held-out rate" = rates$heldout_rate,
+    lower = bound_text(rates$lower, floor),
+    upper = bound_text(rates$upper, ceiling),
+    "joint lower" = bound_text(rates$joint_lower, floor),
+    method = rates$method,
+    check.names = FALSE,
+    row.names = row_names
+  )
+  if (all(is.na(rates$upper))) table$upper <- NULL
+  print(table, digits = digits, na.print = "")
 }
 
 # "k/n" for a count, "" where there is none (no target; the balanced accuracy is a mean of rates).
@@ -255,7 +268,7 @@ predict_rows <- function(object, x, type) {
   }
   values <- py_call(api$predict, model, x, type)
   issue_python_warnings(values$warnings, values$warning_kinds)
-  if (type == "class") as.character(values$class) else as.numeric(values[[type]])
+  if (type == "class") as.character(values$class) else as.numeric(values[[type]])  # a matrix column by column
 }
 
 # The Python object that predicts: the fit's results while alive, else a model loaded

@@ -23,21 +23,27 @@ warn_capped_targets <- function(check) {
   invisible(any(anchor$capped))
 }
 
-# "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate.
+# "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate (or class).
 capped_target_messages <- function(anchor, bound, alpha) {
   capped <- which(anchor$capped)
   vapply(capped, function(i) {
     rate <- anchor$rate[i]
-    units <- .rate_units[[rate]]
+    if (rate %in% names(.rate_units)) {  # a two-class rate
+      target <- paste0(rate, "_min = ", format(anchor$target[i]))
+      units <- .rate_units[[rate]]
+    } else {  # a class of a multiclass fit
+      target <- paste0("recall_min[\"", rate, "\"] = ", format(anchor$target[i]))
+      units <- paste0("points of class '", rate, "'")
+    }
     needed <- anchor[[bound]][i]
     binomial <- anchor$binomial[i]
     advice <- if (bound != "binomial" && anchor$n[i] >= binomial) {
       paste0("bound = \"binomial\" needs only ", binomial, " anchor ", units, " and gives a statement here")
     } else {
-      paste0("give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
+      paste0("Give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
              " anchor ", units, " are needed")
     }
-    paste0("csvm: ", rate, "_min = ", format(anchor$target[i]), " with bound = \"", bound, "\" (alpha = ",
+    paste0("csvm: ", target, " with bound = \"", bound, "\" (alpha = ",
            format(alpha), ") needs at least ", needed, " anchor ", units, "; the anchor sample has ",
            anchor$n[i], ", so the fit requires all of them to be classified correctly and no confidence statement ",
            "follows from the target. ", advice, ".")
