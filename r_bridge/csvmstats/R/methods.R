@@ -17,14 +17,16 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM, ", x$kernel, " kernel; positive class '", x$positive,
       "', negative class '", x$negative, "'\n", sep = "")
-  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n\n", sep = "")
+  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n", sep = "")
+  cat(selection_line(x), "\n", sep = "")
   if (x$is_linear) {
     shown <- shown_coefficients(x)
     cat("Coefficients:\n")
     print.default(format(x$coefficients[shown], digits = digits), print.gap = 2L, quote = FALSE)
     if (length(shown) < length(x$coefficients)) {
       cat("... and", length(x$coefficients) - length(shown),
-          "more (largest standardised shown; see coef())\n")
+          if (is_sparse(x)) "more, all zero (not selected; see coef())\n" else
+            "more (largest standardised shown; see coef())\n")
     }
   } else {
     cat("Kernel solution with", length(x$coefficients) - 1L, "feature-map coefficients\n")
@@ -34,8 +36,25 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   invisible(x)
 }
 
-# The intercept and the coefficients with the largest standardised size, in their original order.
+# For a sparse fit (penalty = "l1" or max_features), the line naming the selected features;
+# "" otherwise.
+selection_line <- function(x) {
+  if (!is_sparse(x)) return("")
+  how <- if (!is.null(x$options$max_features)) {
+    paste0("max_features = ", x$options$max_features)
+  } else {
+    "penalty = \"l1\""
+  }
+  paste0("Selected features (", length(x$selected), " of ", length(x$coefficients) - 1L, ", ", how, "): ",
+         if (length(x$selected)) paste(names(x$selected), collapse = ", ") else "none", "\n")
+}
+
+is_sparse <- function(x) !is.null(x$options$max_features) || identical(x$options$penalty, "l1")
+
+# The intercept and the coefficients with the largest standardised size, in their original order
+# (for a sparse fit: the intercept and the selected features).
 shown_coefficients <- function(x) {
+  if (is_sparse(x)) return(c(1L, match(names(x$selected), names(x$coefficients))))
   n_coef <- length(x$coefficients) - 1L
   if (n_coef <= .max_shown_coefficients) {
     return(seq_along(x$coefficients))
@@ -70,7 +89,8 @@ summary.csvm <- function(object, ...) {
     statements = object$statements,
     joint_statement = object$joint_statement,
     solver = object$solver,
-    warnings = object$warnings
+    warnings = object$warnings,
+    selection = selection_line(object)
   ), class = "summary.csvm")
 }
 
@@ -88,11 +108,14 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   if (length(x$statements) > 1L) cat("  Joint:", x$joint_statement, "\n")
 
   if (x$is_linear) {
-    cat("\nCoefficients (decision f(x) >= 0 means positive):\n")
+    cat("\n", x$selection, sep = "")
+    cat(if (nzchar(x$selection)) "Coefficients of the selected features" else "\nCoefficients",
+        " (decision f(x) >= 0 means positive):\n", sep = "")
     print(x$coefficients[x$shown, , drop = FALSE], digits = digits, na.print = "")
     if (length(x$shown) < nrow(x$coefficients)) {
       cat("... and", nrow(x$coefficients) - length(x$shown),
-          "more coefficients (largest standardised shown; see coef())\n")
+          if (nzchar(x$selection)) "more coefficients, all zero (not selected; see coef())\n" else
+            "more coefficients (largest standardised shown; see coef())\n")
     }
   } else {
     cat("\nKernel solution with", nrow(x$coefficients) - 1L, "feature-map coefficients\n")
