@@ -127,12 +127,13 @@ test_that("missing values are stopped in R with a clear error", {
   expect_error(csvm(status ~ ., data = make_data(), tpr_min = 0.8, C = NA), "C are NA")
 })
 
-test_that("one-class and many-class responses are clear R errors", {
+test_that("a one-class response and two-class targets on three classes are clear R errors", {
   d <- make_data()
   d$status <- factor("case")
   expect_error(csvm(status ~ ., data = d, tpr_min = 0.8), "only one class \\('case'\\)")
   d$status <- factor(rep(c("a", "b", "c"), length.out = nrow(d)))
-  expect_error(csvm(status ~ ., data = d), "3 classes")
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8),
+               "tpr_min is for a two-class response; this one has 3 classes \\(a, b, c\\)")
   expect_error(csvm(status ~ 1, data = make_data()), "no predictors")
 })
 
