@@ -129,21 +129,11 @@ test_that("a multiclass fit predicts after readRDS in a new R session", {
   fit <- multiclass_fit()
   newdata <- iris[c(1, 51, 101, 2), ]
   newdata$Sepal.Length[4] <- NA
-  folder <- tempfile("rds")
-  dir.create(folder)
-  saveRDS(list(fit = fit, newdata = newdata), file.path(folder, "fit.rds"))
-  script <- file.path(folder, "predict.R")
-  writeLines(c(
-    "library(csvmstats)",
-    "saved <- readRDS(file.path(commandArgs(TRUE)[1], 'fit.rds'))",
+  predictions <- in_new_r_session(list(fit = fit, newdata = newdata), c(
     "out <- list(alive = csvmstats:::python_handle_alive(saved$fit$python),",
     "  class = predict(saved$fit, saved$newdata),",
     "  decision = predict(saved$fit, saved$newdata, type = 'decision'),",
-    "  summary = capture.output(print(summary(saved$fit))))",
-    "saveRDS(out, file.path(commandArgs(TRUE)[1], 'predictions.rds'))"), script)
-  log <- system2(file.path(R.home("bin"), "Rscript"), c(script, folder), stdout = TRUE, stderr = TRUE)
-  expect_true(file.exists(file.path(folder, "predictions.rds")), info = paste(log, collapse = "\n"))
-  predictions <- readRDS(file.path(folder, "predictions.rds"))
+    "  summary = capture.output(print(summary(saved$fit))))"))
   expect_false(predictions$alive)
   expect_equal(predictions$class, predict(fit, newdata))
   expect_equal(predictions$decision, predict(fit, newdata, type = "decision"), tolerance = 1e-10)
