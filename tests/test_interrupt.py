@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Gaussian classes, n = 2000, TPR >= 0.9 on the anchor half. The child prints
 # "solving" from SCIP's first node, so the signal reaches the solver itself
 # (SCIP catches SIGINT in C and reports "userinterrupt"), or from bnb's first
-# SVM solve (the search catches KeyboardInterrupt and reports it).
+# node relaxation (the search catches KeyboardInterrupt and reports it).
 CHILD = textwrap.dedent(
     """
     import sys
@@ -49,14 +49,14 @@ CHILD = textwrap.dedent(
     scip_backend._import_scip = lambda: proxy
 
     import csvm_stats.optimization.solvers.bnb as bnb_backend
-    node_fit = bnb_backend.fit_svm
+    node_relax = bnb_backend._Search.relax
 
-    def announced_fit(*args, **kwargs):  # inside the search, where bnb catches the interrupt
+    def announced_relax(*args, **kwargs):  # inside the search, where bnb catches the interrupt
         print("solving", flush=True)
-        bnb_backend.fit_svm = node_fit
-        return node_fit(*args, **kwargs)
+        bnb_backend._Search.relax = node_relax
+        return node_relax(*args, **kwargs)
 
-    bnb_backend.fit_svm = announced_fit
+    bnb_backend._Search.relax = announced_relax
     rng = np.random.default_rng(0)
     y = np.where(rng.random(2000) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(2000, 10))

@@ -9,10 +9,12 @@ Its relaxation drops the count constraints and the free points,
     D(F) = \min_{w, b}\; w^\top w + C \sum_{i \in I} s_i \max(0, 1 - y_i(w^\top\phi_i + b))
     \quad\text{s.t.}\quad y_j(w^\top\phi_j + b) \ge 1 \ (j \in F),
 
-an SVM on I plus F. libsvm solves it with F at a large weight, which relaxes
-the hard constraints further, so its dual value is a valid lower bound
-(weak duality); the weight grows until the forced margins hold, and an LP
-proves a forced set that no hyperplane separates infeasible.
+an SVM on I plus F with F as hard margins. Its dual is solved by SMO
+(:mod:`csvm_stats.optimization.solvers.svm_dual`), warm-started from the
+parent's dual point; every dual-feasible point gives a valid lower bound
+(weak duality), so the solve stops as soon as its bound prunes the node. An
+LP proves a forced set that no hyperplane separates infeasible (its dual is
+unbounded).
 
 *Lower bounds.* (1) :math:`D(F)`. (2) Single-anchor costs:
 :math:`c_j = D(F_a \cup \{j\})` computed at an ancestor a bounds every node
@@ -33,8 +35,8 @@ misses a requirement branches on the free point of that requirement with
 the most violated margin; the dropped child has the same relaxation and is
 processed at once (no SVM solve), the forced child waits with bound
 :math:`\max(\text{bound}, c_j)`. Kernels come as the factorised feature map
-(:mod:`csvm_stats.optimization.kernels`); with few columns libsvm's linear kernel works on
-the feature rows directly, so memory stays linear in n.
+(:mod:`csvm_stats.optimization.kernels`); with few columns the dual solver works on the
+feature rows directly (no Gram matrix), so memory stays linear in n.
 """
 
 from __future__ import annotations
@@ -51,11 +53,11 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, fit_svm, gram_matrix
+from csvm_stats.optimization.solvers.svm_dual import CHUNK, SVMDual
+from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
-FORCE_WEIGHTS: tuple[float, ...] = (1e4, 1e6, 1e8, 1e10)  # libsvm weight of a forced point, relative to max s_i
-FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * libsvm's tolerance counts as met by a relaxation
-CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL means the forced weight binds: raise it
+FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * the dual solver's tolerance counts as met by a relaxation
+CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal point is not trusted
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
 
@@ -66,6 +68,7 @@ class _Node:
     order: int
     forced: np.ndarray = field(compare=False)
     dropped: np.ndarray = field(compare=False)
+    start: tuple[np.ndarray, np.ndarray] | None = field(compare=False, default=None)  # parent's dual, sparse
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,13 @@ class _Relaxation:
     w: np.ndarray
     b: float
     dual: float
-    met: bool  # every forced margin holds to CAP_TOL (the forced weight does not bind)
+    met: bool  # the dual solver converged and every forced margin holds to CAP_TOL
+    alpha: np.ndarray  # the dual point (warm start of the children)
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The dual point as (rows, values) of its nonzero entries (what a waiting node keeps)."""
+        rows = np.flatnonzero(self.alpha)
+        return rows, self.alpha[rows]
 
 
 class _Search:
@@ -84,8 +93,11 @@ class _Search:
         self.phi_i, self.y_i = data.phi_train, data.y_train
         self.phi_j, self.y_j = data.phi_anchor, data.y_anchor
         self.cw = data.C * data.weight
-        self.gram = gram_matrix(np.vstack([self.phi_i, self.phi_j]))
-        self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # libsvm's KKT tolerance
+        phi = np.vstack([self.phi_i, self.phi_j])
+        upper = np.r_[self.cw / 2.0, np.full(self.phi_j.shape[0], np.inf)]  # forced anchor rows: hard margins
+        self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # the dual solver's KKT tolerance
+        self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram_matrix(phi), self.tol)
+        self.train_rows = np.arange(self.phi_i.shape[0])
         self.forced_tol = FORCED_TOL_FACTOR * self.tol
         self.svm_solves = 0
         self.nodes = 0
@@ -111,26 +123,38 @@ class _Search:
     def objective(self, w: np.ndarray, b: float) -> float:
         return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
 
-    def relax(self, forced: np.ndarray) -> _Relaxation | None:
-        """D(F) by libsvm; ``None`` when no hyperplane meets every forced margin."""
+    def relax(self, forced: np.ndarray, start: tuple[np.ndarray, np.ndarray] | None = None,
+              stop_value: float = math.inf) -> _Relaxation | None:
+        """D(F) by warm-started SMO; ``None`` when no hyperplane meets every forced margin.
+
+        ``start`` is a dual point of an ancestor (its nonzero rows and values);
+        the solve stops early once its bound reaches ``stop_value``.
+        """
         idx = np.flatnonzero(forced)
-        phi = np.vstack([self.phi_i, self.phi_j[idx]])
-        y = np.r_[self.y_i, self.y_j[idx]]
-        n_i = self.phi_i.shape[0]
-        gram = None
-        if self.gram is not None:
-            rows = np.r_[np.arange(n_i), n_i + idx]
-            gram = self.gram[np.ix_(rows, rows)]
-        for force in FORCE_WEIGHTS:
-            weight = np.r_[self.d.weight, np.full(idx.size, force * self.d.weight.max())]
-            w, b, dual = fit_svm(gram, phi, y, self.d.C, weight, tol=self.tol)
-            self.svm_solves += 1
-            margins = self.y_j[idx] * (self.phi_j[idx] @ w + b)
-            if margins.size == 0 or margins.min() >= 1.0 - CAP_TOL:
-                return _Relaxation(w, b, dual, True)
-            if force == FORCE_WEIGHTS[0] and not self._separable(idx):
-                return None
-        return _Relaxation(w, b, dual, False)
+        active = np.r_[self.train_rows, self.phi_i.shape[0] + idx]
+        alpha = None
+        if start is not None:
+            alpha = np.zeros(self.dual.y.shape[0])
+            alpha[start[0]] = start[1]
+        self.svm_solves += 1
+        checked = False
+        while True:
+            sol = self.dual.solve(active, alpha, CHUNK, stop_value)
+            alpha = sol.alpha
+            if sol.converged or sol.bound >= stop_value:
+                break
+            if sol.steps < CHUNK:  # stopped at stop_value by the solver's running value, short of the bound
+                stop_value = math.inf
+                continue
+            if not checked:  # a dual that keeps growing: is the forced set separable at all?
+                if not self._separable(idx):
+                    return None
+                checked = True
+            if self.elapsed() >= self.options.time_limit:
+                break
+        margins = self.y_j[idx] * (self.phi_j[idx] @ sol.w + sol.b)
+        met = sol.converged and (margins.size == 0 or margins.min() >= 1.0 - CAP_TOL)
+        return _Relaxation(sol.w, sol.b, sol.bound, met, alpha)
 
     def _separable(self, idx: np.ndarray) -> bool:
         """LP: is there (w, b) with y_j (w'phi_j + b) >= 1 for every j in idx?"""
@@ -212,7 +236,7 @@ class _Search:
                     return
                 one = forced.copy()
                 one[j] = True
-                relaxation = self.relax(one)
+                relaxation = self.relax(one, root.packed(), self.prune_level())
                 self.cost[j] = math.inf if relaxation is None else relaxation.dual
                 if relaxation is not None:
                     self.shift(relaxation.w)
@@ -221,7 +245,7 @@ class _Search:
         """Solve a node (unless its relaxation is given) and dive through its dropped children."""
         forced, dropped = node.forced, node.dropped
         if relaxation is None:
-            relaxation = self.relax(forced)
+            relaxation = self.relax(forced, node.start, self.prune_level())
             self.nodes += 1
             if relaxation is None:
                 return
@@ -248,11 +272,11 @@ class _Search:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
             if force_all.any():
-                heapq.heappush(heap, _Node(bound, next(self.counter), forced | force_all, dropped))
+                heapq.heappush(heap, _Node(bound, next(self.counter), forced | force_all, dropped, relaxation.packed()))
                 return
             if not deficits:
                 self.closed_min = min(self.closed_min, bound)  # the relaxation's solution is feasible
-                # up to libsvm's tolerance: scaling (w, b) by 1 / (least counted margin) makes it exact
+                # up to the dual solver's tolerance: scaling (w, b) by 1 / (least counted margin) makes it exact
                 counted = forced | (~dropped & (margins >= 1.0 - self.forced_tol))
                 least = float(margins[counted].min(initial=1.0))
                 if least > 0:
@@ -264,7 +288,8 @@ class _Search:
             j = int(candidates[np.argmin(margins[candidates])])
             child = forced.copy()
             child[j] = True
-            heapq.heappush(heap, _Node(max(bound, float(self.cost[j])), next(self.counter), child, dropped.copy()))
+            heapq.heappush(heap, _Node(max(bound, float(self.cost[j])), next(self.counter), child, dropped.copy(),
+                                       relaxation.packed()))
             dropped = dropped.copy()
             dropped[j] = True  # dive: the dropped child has the same relaxation
             self.nodes += 1
@@ -302,13 +327,13 @@ class BnbBackend:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
         bound = search.lower_bound() if x is not None else math.nan
         if status is Status.OPTIMAL and search.unresolved:
-            status = Status.TIME_LIMIT  # a node whose forced margins libsvm could not meet was left open
+            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge was left open
         objective = problem.objective(x) if x is not None else math.nan
         wall, cpu = watch.elapsed()
         record = SolveRecord(
             status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
             wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
-            formulation="branch-and-bound over anchor points (libsvm node QPs)",
+            formulation="branch-and-bound over anchor points (warm-started SMO node QPs)",
             message=f"{search.svm_solves} SVM solves", svm_solves=search.svm_solves,
         )
         return Solution(record, x)

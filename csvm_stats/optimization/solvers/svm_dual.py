@@ -1,0 +1,324 @@
+r"""A warm-startable SVM dual solver (SMO, compiled with numba) for the node QPs of ``"bnb"``.
+
+The node QP of the branch-and-bound is an SVM on the training sample I plus
+the forced anchor points F as *hard* margin constraints,
+
+.. math::
+
+    D(F) = \min_{w, b, \xi \ge 0}\; w^\top w + C \sum_{i \in I} s_i \xi_i
+    \quad\text{s.t.}\quad y_i(w^\top\phi_i + b) \ge 1 - \xi_i \ (i \in I),\;
+    y_j(w^\top\phi_j + b) \ge 1 \ (j \in F).
+
+Halving the objective gives the standard SVM with box :math:`U_i = C s_i / 2`
+on I and :math:`U_j = \infty` on F; its Lagrange dual is
+
+.. math::
+
+    \max_\alpha\; g(\alpha) = \sum_t \alpha_t - \tfrac12 \Big\|\sum_t \alpha_t y_t \phi_t\Big\|^2
+    \quad\text{s.t.}\quad 0 \le \alpha_t \le U_t,\; \sum_t y_t \alpha_t = 0 .
+
+By weak duality **every** feasible :math:`\alpha` gives :math:`D(F) \ge 2 g(\alpha)`,
+whether or not the solver has converged; so the value returned is a valid
+lower bound at any stopping point (iteration cap, early stop once the bound
+prunes the node). SMO keeps :math:`\alpha` feasible: each step moves a pair
+along :math:`y_i\alpha_i + y_j\alpha_j = \text{const}` inside the box (the
+pair is chosen by the second-order rule of Fan, Chen and Lin 2005, libsvm's
+WSS 3); before the bound is read, the rounding drift of :math:`\sum y_t\alpha_t`
+is removed by shrinking the alphas of the heavier class (which stays in the box).
+
+*Warm start.* A child node adds forced points to its parent's QP: the
+parent's :math:`\alpha` padded with zeros is feasible for the child and has the
+same value, and SMO only increases :math:`g`, so a child's bound never falls
+below its parent's. Unconverged forced sets whose hyperplane does not exist
+make the dual unbounded (:math:`\alpha_F \to \infty`): the caller tells them
+apart with an LP.
+
+Two kernels: *features* (``gram=None``: :math:`K_{st} = \phi_s^\top\phi_t`,
+:math:`w` kept explicitly, O(m d) per step) and *Gram* (a precomputed matrix,
+gradients updated from two kernel rows, O(m) per step).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+TAU = 1e-12  # curvature floor of a pair step (libsvm's TAU)
+CHUNK = 20000  # SMO steps per compiled call (the caller checks time and interrupts between calls)
+
+
+@dataclass
+class DualSolution:
+    """A dual point and what it gives: primal (w, b), the bound ``2 g(alpha)``, convergence."""
+
+    alpha: np.ndarray  # one entry per row of the stacked [I; J]; zero outside the active rows
+    w: np.ndarray
+    b: float
+    bound: float
+    converged: bool
+    steps: int
+
+
+@njit(cache=True)
+def _pair_step(yi, yj, ai, aj, ui, uj, gi, gj, quad):
+    """New (alpha_i, alpha_j) after the SMO step on the pair, clipped to the box.
+
+    When j's own limit binds, alpha_j is set to it exactly (as libsvm does), so
+    that a point at its limit leaves the working set instead of creeping by ulps.
+    """
+    if quad <= 0.0:
+        quad = TAU
+    if yi != yj:  # alpha_i - alpha_j stays constant
+        diff = ai - aj
+        lo, hi = max(0.0, diff), min(ui, uj + diff)
+        ni = min(max(ai + (-gi - gj) / quad, lo), hi)
+        nj = ni - diff
+        if ni == lo and lo == diff:
+            nj = 0.0
+        elif ni == hi and hi == uj + diff:
+            nj = uj
+        return ni, nj
+    total = ai + aj  # alpha_i + alpha_j stays constant
+    lo, hi = max(0.0, total - uj), min(ui, total)
+    ni = min(max(ai - (gi - gj) / quad, lo), hi)
+    nj = total - ni
+    if ni == lo and lo == total - uj:
+        nj = uj
+    elif ni == hi and hi == total:
+        nj = 0.0
+    return ni, nj
+
+
+@njit(cache=True)
+def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
+    """SMO in feature mode with shrinking; ``w = sum alpha_t y_t phi_t`` is kept. Returns (steps, gap).
+
+    Shrinking (libsvm's rule): a row at a box limit whose gradient points out
+    of the box beyond the current violating range leaves the working list;
+    the gradients come from w, so a final pass over every active row checks
+    convergence (and restarts with all rows when it fails).
+    """
+    d = phi.shape[1]
+    grad = np.empty(phi.shape[0])
+    sq = np.empty(phi.shape[0])
+    for t in active:
+        s = 0.0
+        for k in range(d):
+            s += phi[t, k] * phi[t, k]
+        sq[t] = s
+    sum_alpha = 0.0
+    for t in active:
+        sum_alpha += alpha[t]
+    work = active.copy()
+    n_work = work.shape[0]
+    period = min(active.shape[0], 1000)
+    countdown = period
+    gap = np.inf
+    steps = 0
+    while steps < max_steps:
+        gmax, i = -np.inf, -1
+        for q in range(n_work):
+            t = work[q]
+            s = 0.0
+            for k in range(d):
+                s += phi[t, k] * w[k]
+            grad[t] = y[t] * s - 1.0
+            if (y[t] > 0 and alpha[t] < upper[t]) or (y[t] < 0 and alpha[t] > 0):
+                v = -y[t] * grad[t]
+                if v > gmax:
+                    gmax, i = v, t
+        gmin, j, best = np.inf, -1, np.inf
+        for q in range(n_work):
+            t = work[q]
+            if (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < upper[t]):
+                v = -y[t] * grad[t]
+                if v < gmin:
+                    gmin = v
+                diff = gmax - v
+                if diff > 0.0:
+                    kit = 0.0
+                    for k in range(d):
+                        kit += phi[i, k] * phi[t, k]
+                    quad = sq[i] + sq[t] - 2.0 * kit
+                    if quad <= 0.0:
+                        quad = TAU
+                    score = -diff * diff / quad
+                    if score < best:
+                        best, j = score, t
+        gap = gmax - gmin
+        if i < 0 or j < 0 or gap <= tol:
+            if n_work < active.shape[0]:  # converged on the working list: check every row
+                work[:] = active
+                n_work = active.shape[0]
+                countdown = period
+                continue
+            break
+        if stop_value < np.inf and steps % 16 == 0:
+            ww = 0.0
+            for k in range(d):
+                ww += w[k] * w[k]
+            if 2.0 * (sum_alpha - 0.5 * ww) >= stop_value:
+                break
+        countdown -= 1
+        if countdown == 0:
+            countdown = period
+            kept = 0
+            for q in range(n_work):
+                t = work[q]
+                v = -y[t] * grad[t]
+                only_up = (y[t] > 0 and alpha[t] == 0.0) or (y[t] < 0 and alpha[t] == upper[t])
+                only_low = (y[t] > 0 and alpha[t] == upper[t]) or (y[t] < 0 and alpha[t] == 0.0)
+                if not ((only_up and v < gmin) or (only_low and v > gmax)):
+                    work[kept] = t
+                    kept += 1
+            n_work = kept
+        kij = 0.0
+        for k in range(d):
+            kij += phi[i, k] * phi[j, k]
+        qij = y[i] * y[j] * kij
+        if y[i] != y[j]:
+            quad = sq[i] + sq[j] + 2.0 * qij
+        else:
+            quad = sq[i] + sq[j] - 2.0 * qij
+        ni, nj = _pair_step(y[i], y[j], alpha[i], alpha[j], upper[i], upper[j], grad[i], grad[j], quad)
+        di, dj = ni - alpha[i], nj - alpha[j]
+        alpha[i], alpha[j] = ni, nj
+        sum_alpha += di + dj
+        for k in range(d):
+            w[k] += di * y[i] * phi[i, k] + dj * y[j] * phi[j, k]
+        steps += 1
+    return steps, gap
+
+
+@njit(cache=True)
+def _smo_gram(gram, y, upper, alpha, grad, active, tol, max_steps, stop_value):
+    """SMO in Gram mode; ``grad`` (= Q alpha - 1 on the active rows) is kept. Returns (steps, gap)."""
+    gap = np.inf
+    steps = 0
+    while steps < max_steps:
+        gmax, i = -np.inf, -1
+        for t in active:
+            if (y[t] > 0 and alpha[t] < upper[t]) or (y[t] < 0 and alpha[t] > 0):
+                v = -y[t] * grad[t]
+                if v > gmax:
+                    gmax, i = v, t
+        gmin, j, best = np.inf, -1, np.inf
+        for t in active:
+            if (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < upper[t]):
+                v = -y[t] * grad[t]
+                if v < gmin:
+                    gmin = v
+                diff = gmax - v
+                if diff > 0.0:
+                    quad = gram[i, i] + gram[t, t] - 2.0 * gram[i, t]
+                    if quad <= 0.0:
+                        quad = TAU
+                    score = -diff * diff / quad
+                    if score < best:
+                        best, j = score, t
+        gap = gmax - gmin
+        if i < 0 or j < 0 or gap <= tol:
+            break
+        if stop_value < np.inf and steps % 16 == 0:
+            value = 0.0
+            for t in active:  # g = sum alpha - alpha'Q alpha / 2 = sum alpha (1 - (grad + 1) / 2)
+                value += alpha[t] * (1.0 - 0.5 * (grad[t] + 1.0))
+            if 2.0 * value >= stop_value:
+                break
+        qij = y[i] * y[j] * gram[i, j]
+        if y[i] != y[j]:
+            quad = gram[i, i] + gram[j, j] + 2.0 * qij
+        else:
+            quad = gram[i, i] + gram[j, j] - 2.0 * qij
+        ni, nj = _pair_step(y[i], y[j], alpha[i], alpha[j], upper[i], upper[j], grad[i], grad[j], quad)
+        di, dj = ni - alpha[i], nj - alpha[j]
+        alpha[i], alpha[j] = ni, nj
+        for t in active:
+            grad[t] += y[t] * (di * y[i] * gram[i, t] + dj * y[j] * gram[j, t])
+        steps += 1
+    return steps, gap
+
+
+@njit(cache=True)
+def _gram_gradient(gram, y, alpha, active):
+    """``grad_t = y_t sum_s alpha_s y_s K_st - 1`` on the active rows."""
+    grad = np.zeros(y.shape[0])
+    for t in active:
+        s = 0.0
+        for u in active:
+            if alpha[u] != 0.0:
+                s += alpha[u] * y[u] * gram[u, t]
+        grad[t] = y[t] * s - 1.0
+    return grad
+
+
+class SVMDual:
+    """SMO on subsets ("active rows") of one stacked sample, warm-started from any feasible alpha.
+
+    ``phi`` holds the feature rows of the stacked sample ``[I; J]``, ``y`` its
+    labels, ``upper`` the box of each row (``C s_i / 2`` on I; the forced anchor
+    rows get ``inf``); ``gram`` is ``phi @ phi.T`` when the rows are wide (or ``None``).
+    """
+
+    def __init__(self, phi: np.ndarray, y: np.ndarray, upper: np.ndarray, gram: np.ndarray | None, tol: float):
+        self.phi = np.ascontiguousarray(phi, dtype=float)
+        self.y = np.ascontiguousarray(y, dtype=float)
+        self.upper = np.ascontiguousarray(upper, dtype=float)
+        self.gram = None if gram is None else np.ascontiguousarray(gram, dtype=float)
+        self.tol = tol
+
+    def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
+              stop_value: float = math.inf) -> DualSolution:
+        """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` pair steps.
+
+        ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned).
+        """
+        active = np.ascontiguousarray(active, dtype=np.int64)
+        alpha = np.zeros(self.y.shape[0]) if alpha0 is None else alpha0.copy()
+        if self.gram is None:
+            w = (alpha[active] * self.y[active]) @ self.phi[active]
+            steps, gap = _smo_features(self.phi, self.y, self.upper, alpha, w, active, self.tol, max_steps,
+                                       stop_value)
+        else:
+            grad = _gram_gradient(self.gram, self.y, alpha, active)
+            steps, gap = _smo_gram(self.gram, self.y, self.upper, alpha, grad, active, self.tol, max_steps,
+                                   stop_value)
+        return self._read(alpha, active, steps, gap <= self.tol)
+
+    def _balanced(self, alpha: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """``alpha`` on the active rows without the rounding drift of ``sum y alpha``.
+
+        The heavier class is scaled down (which stays in the box); used for the
+        bound only, so that the alphas at their box limits stay there for SMO.
+        """
+        a, y = alpha[active].copy(), self.y[active]
+        pos, neg = a[y > 0].sum(), a[y < 0].sum()
+        if pos > neg:
+            a[y > 0] *= neg / pos
+        elif neg > pos:
+            a[y < 0] *= pos / neg
+        return a
+
+    def _read(self, alpha: np.ndarray, active: np.ndarray, steps: int, converged: bool) -> DualSolution:
+        """Bound ``2 g(alpha)``, primal w and the KKT intercept."""
+        a, y = alpha[active], self.y[active]
+        support = a > 0
+        w = (a[support] * y[support]) @ self.phi[active[support]]
+        scores = self.phi[active] @ w
+        balanced = self._balanced(alpha, active)
+        w_balanced = (balanced * y) @ self.phi[active]
+        bound = 2.0 * (float(balanced.sum()) - 0.5 * float(w_balanced @ w_balanced))
+        upper = self.upper[active]
+        free = support & (a < upper)
+        if free.any():
+            b = float(np.mean(y[free] - scores[free]))
+        else:  # b lies between the KKT bounds y_t - w'phi_t of the rows at their box limits
+            kkt = y - scores
+            up = ((y > 0) & (a < upper)) | ((y < 0) & (a > 0))
+            low = ((y > 0) & (a > 0)) | ((y < 0) & (a < upper))
+            hi, lo = kkt[up].max(initial=-math.inf), kkt[low].min(initial=math.inf)
+            b = 0.5 * (hi + lo) if math.isfinite(hi) and math.isfinite(lo) else (hi if math.isfinite(hi) else lo)
+        return DualSolution(alpha, w, float(b), bound, converged, steps)

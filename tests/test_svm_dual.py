@@ -1,0 +1,63 @@
+"""The warm-startable SMO node solver of bnb: optimum, valid bound at any stop, warm start, forced margins."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from csvm_stats.optimization.solvers.svm_dual import SVMDual
+from csvm_stats.optimization.warmstart import fit_svm
+
+
+def sample(seed: int, n: int = 120, p: int = 4):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, p))
+    X[:, 0] += y
+    return X, y
+
+
+def primal(X, y, w, b, upper, rows):
+    """The node objective 2 (w'w/2 + sum U_t max(0, 1 - y_t(w'x_t + b))) on finite-box rows; inf if a hard row fails."""
+    m = y[rows] * (X[rows] @ w + b)
+    hard = ~np.isfinite(upper[rows])
+    if np.any(m[hard] < 1.0 - 1e-6):
+        return np.inf
+    return float(w @ w + 2.0 * upper[rows][~hard] @ np.maximum(0.0, 1.0 - m[~hard]))
+
+
+@pytest.mark.parametrize("mode", ["features", "gram"])
+def test_smo_matches_libsvm_and_its_bound_is_valid_at_any_stop(mode):
+    X, y = sample(0)
+    n_i = 80
+    upper = np.r_[np.full(n_i, 0.5), np.full(y.size - n_i, np.inf)]
+    dual = SVMDual(X, y, upper, X @ X.T if mode == "gram" else None, tol=1e-7)
+    rows = np.arange(n_i)
+    solution = dual.solve(rows, None, 10**6)
+    assert solution.converged
+    _, _, libsvm_dual = fit_svm(None, X[:n_i], y[:n_i], 1.0, np.ones(n_i), tol=1e-7)
+    assert solution.bound == pytest.approx(libsvm_dual, rel=1e-6)
+    assert primal(X, y, solution.w, solution.b, upper, rows) == pytest.approx(solution.bound, rel=1e-5)
+    # hard margins on the five anchor points the SVM gets most wrong; cold and warm starts agree
+    margins = y[n_i:] * (X[n_i:] @ solution.w + solution.b)
+    active = np.r_[rows, n_i + np.argsort(margins)[:5]]
+    cold = dual.solve(active, None, 10**6)
+    warm = dual.solve(active, solution.alpha, 10**6)
+    assert cold.converged and warm.converged
+    assert warm.bound == pytest.approx(cold.bound, rel=1e-6)
+    value = primal(X, y, warm.w, warm.b, upper, active)
+    assert value == pytest.approx(warm.bound, rel=1e-4)
+    for steps in (0, 1, 7, 50):  # weak duality: every stopping point bounds the optimum from below
+        partial = dual.solve(active, solution.alpha, steps)
+        assert partial.bound <= warm.bound * (1 + 1e-9)
+        assert partial.bound >= solution.bound * (1 - 1e-9)  # a child never bounds below its parent
+
+
+def test_smo_stops_early_at_the_requested_value():
+    X, y = sample(1)
+    upper = np.r_[np.full(80, 0.5), np.full(40, np.inf)]
+    dual = SVMDual(X, y, upper, None, tol=1e-7)
+    full = dual.solve(np.arange(80), None, 10**6)
+    early = dual.solve(np.arange(80), None, 10**6, stop_value=0.5 * full.bound)
+    assert not early.converged and early.steps < full.steps
+    assert 0.5 * full.bound <= early.bound <= full.bound * (1 + 1e-9)
