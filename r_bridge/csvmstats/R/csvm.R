@@ -97,9 +97,10 @@ fit_frame <- function(mf, call, options, response_name, model) {
   handle <- fitted_python$results
   exported <- py_call(api$export, handle)
   fields <- if (multiclass) multiclass_fields(exported) else fit_fields(exported)
-  if (multiclass) warn_capped_targets(exported)  # after the solve: the split is drawn in the fit
-  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds,
-                        reported = fitted_python$reported)
+  # capped targets were said before the solve (fitted_python$check); any the check did not
+  # report are said now, from the fit's own anchor table
+  warn_capped_targets(exported, reported = capped_rates(fitted_python$check))
+  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, reported = "CappedTargetWarning")
   fitted <- py_call(api$predict, handle, x, c("decision", "class"))
   decision <- fitted$decision
   if (multiclass) {
@@ -129,8 +130,8 @@ fit_frame <- function(mf, call, options, response_name, model) {
   object
 }
 
-# The two-class fit in Python; the anchor sizes the targets need are said before the solve
-# (the split of r_api.anchor_check is that of the fit).
+# The two-class fit in Python, with the anchor check said before the solve (the split of
+# r_api.anchor_check is that of the fit) as $check.
 fit_binary_python <- function(api, x, response, options, response_name) {
   if (!is.null(options$recall_min)) {
     stop("csvm: recall_min is for a response with more than two classes; with two classes require ",
@@ -143,9 +144,10 @@ fit_binary_python <- function(api, x, response, options, response_name) {
          paste(levels(response), collapse = ", "), ")", call. = FALSE)
   }
   labels <- as.character(response)
-  warn_capped_targets(py_call(api$anchor_check, x, colnames(x), labels, positive, options, response_name))
+  check <- py_call(api$anchor_check, x, colnames(x), labels, positive, options, response_name)
+  warn_capped_targets(check)
   fitted <- py_call(api$fit, x, colnames(x), labels, positive, options, response_name)
-  fitted$reported <- "CappedTargetWarning"
+  fitted$check <- check
   fitted
 }
 

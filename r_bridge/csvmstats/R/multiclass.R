@@ -26,11 +26,14 @@ fit_multiclass_python <- function(x, response, options, response_name) {
     }
   }
   entry <- csvm_multiclass_api()
-  fitted <- py_call(entry$fit_multiclass, x, colnames(x), as.character(response),
+  arguments <- list(x, colnames(x), as.character(response),
                     if (is.null(recall_min)) NULL else names(recall_min),
                     if (is.null(recall_min)) NULL else unname(as.numeric(recall_min)),
                     options, response_name)
-  fitted$reported <- "CappedTargetWarning"  # worded from the export's anchor table (fit_frame)
+  check <- do.call(py_call, c(list(entry$anchor_check_multiclass), arguments))
+  warn_capped_targets(check)
+  fitted <- do.call(py_call, c(list(entry$fit_multiclass), arguments))
+  fitted$check <- check
   fitted
 }
 

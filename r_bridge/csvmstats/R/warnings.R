@@ -13,14 +13,21 @@ issue_python_warnings <- function(messages, kinds, reported = character()) {
   }
 }
 
-# Before the solve: each target that the anchor sample cannot carry, with the anchor sizes it
-# needs (r_api.anchor_check). Shown at once (immediate.), not after the solve as R's warnings are.
-warn_capped_targets <- function(check) {
+# Each target that the anchor sample cannot carry, with the anchor sizes it needs, from an
+# anchor table (r_api.anchor_check before the solve, or a fit's export), except the rates or
+# classes in `reported`. Shown at once (immediate.), not after the call as R's warnings are.
+warn_capped_targets <- function(check, reported = character()) {
   anchor <- anchor_fields(check$anchor)
+  anchor$capped <- anchor$capped & !anchor$rate %in% reported
   for (text in capped_target_messages(anchor, as.character(check$bound), as.numeric(check$alpha))) {
     warning(text, call. = FALSE, immediate. = TRUE)
   }
-  invisible(any(anchor$capped))
+}
+
+# The rates (or classes) an anchor table reports as capped.
+capped_rates <- function(check) {
+  anchor <- anchor_fields(check$anchor)
+  anchor$rate[anchor$capped]
 }
 
 # "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate (or class).
