@@ -46,9 +46,11 @@ capped_target_messages <- function(anchor, bound, alpha) {
     binomial <- anchor$binomial[i]
     advice <- if (bound != "binomial" && anchor$n[i] >= binomial) {
       paste0("bound = \"binomial\" needs only ", binomial, " anchor ", units, " and gives a statement here")
-    } else {
+    } else if (bound != "binomial") {
       paste0("Give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
              " anchor ", units, " are needed")
+    } else {
+      "Give more data or a larger anchor share (fractions)"
     }
     paste0("csvm: ", target, " with bound = \"", bound, "\" (alpha = ",
            format(alpha), ") needs at least ", needed, " anchor ", units, "; the anchor sample has ",
