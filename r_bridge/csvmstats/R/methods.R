@@ -109,7 +109,7 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 
   if (x$is_linear) {
     cat("\n", x$selection, sep = "")
-    cat(if (nzchar(x$selection)) "Coefficients of the selected features" else "\nCoefficients",
+    cat(if (nzchar(x$selection)) "Coefficients of the selected features" else "Coefficients",
         " (decision f(x) >= 0 means positive):\n", sep = "")
     print(x$coefficients[x$shown, , drop = FALSE], digits = digits, na.print = "")
     if (length(x$shown) < nrow(x$coefficients)) {
