@@ -204,3 +204,18 @@ def test_python_fit_warns_about_a_capped_target_before_the_solve(data, monkeypat
         model.fit(random_state=3, time_limit=20)
     assert seen_before_solve == [True]
     assert "n = 150 anchor points" in str(next(w.message for w in caught if w.category is CappedTargetWarning))
+
+
+def test_anchor_check_multiclass_reports_a_capped_class_before_the_solve():
+    from csvm_stats.multiclass.r_entry import anchor_check_multiclass, export_multiclass, fit_multiclass
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(150, 2)) + np.repeat([[0, 0], [3, 0], [0, 3]], 50, axis=0)
+    labels = np.repeat(["a", "b", "c"], 50)
+    options = {"random_state": 1.0, "bound": "binomial", "time_limit": 20.0}
+    check = anchor_check_multiclass(x, ["u", "v"], labels, ["c"], [0.95], dict(options))
+    assert list(check["anchor"]["rate"]) == ["c"] and bool(check["anchor"]["capped"][0])
+    assert int(check["anchor"]["binomial"][0]) == 59 and list(check["warning_kinds"]) == ["CappedTargetWarning"]
+    exported = export_multiclass(fit_multiclass(x, ["u", "v"], labels, ["c"], [0.95], dict(options))["results"])
+    for key in ("rate", "n", "capped"):  # the same split and counts as the fit
+        np.testing.assert_array_equal(check["anchor"][key], exported["anchor"][key])

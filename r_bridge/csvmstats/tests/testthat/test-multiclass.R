@@ -69,14 +69,12 @@ test_that("predict gives classes, a decision matrix and probabilities, NA rows i
   # the decision matrix of the training rows is fitted()
   expect_equal(predict(fit, iris[1:5, ], type = "decision"), fitted(fit)[1:5, ], tolerance = 1e-8)
   expect_equal(predict(fit), fit$fitted.class)
-  prob <- tryCatch(suppressMessages(predict(fit, newdata, type = "prob")), error = conditionMessage)
-  if (is.character(prob)) {  # a csvm-stats without multiclass probabilities says so
-    expect_match(prob, "^csvm: .*not offered")
-  } else {
-    expect_equal(dim(prob), c(4L, 3L))
-    expect_equal(unname(rowSums(prob[1:3, ])), rep(1, 3), tolerance = 1e-8)
-    expect_true(all(is.na(prob[4, ])))
-  }
+  prob <- suppressMessages(predict(fit, newdata, type = "prob"))
+  expect_equal(dimnames(prob), list(rownames(newdata), levels(iris$Species)))
+  expect_equal(unname(rowSums(prob[1:3, ])), rep(1, 3), tolerance = 1e-8)
+  expect_true(all(prob[1:3, ] >= 0 & prob[1:3, ] <= 1))
+  expect_true(all(is.na(prob[4, ])))
+  expect_equal(predict(fit, newdata, type = "probabilities"), prob)
 })
 
 test_that("update() keeps the split; coef() of a kernel fit is an error", {
@@ -117,6 +115,16 @@ test_that("a capped class target is worded in R, once, with the anchor size it n
     })
   said <- grep("anchor points of class 'virginica'", messages, value = TRUE)
   expect_length(said, 1L)
+  # said before the solve: a fit that fails in the solver's options still says it first
+  before <- character()
+  expect_error(withCallingHandlers(
+    csvm(Species ~ ., data = iris, recall_min = c(virginica = 0.95), bound = "binomial", time_limit = 60,
+         random_state = 1L, solver = "no-such-solver"),
+    warning = function(w) {
+      before <<- c(before, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }), "solver")
+  expect_length(grep("needs at least 59 anchor points of class 'virginica'", before), 1L)
   expect_match(said, paste0("recall_min\\[\"virginica\"\\] = 0.95 with bound = \"binomial\" \\(alpha = 0.05\\) ",
                             "needs at least 59 anchor points of class 'virginica'; the anchor sample has [0-9]+"))
 })
@@ -131,7 +139,7 @@ test_that("broom's tidy() gives one row per coefficient and class", {
   expect_equal(nrow(broom::glance(fit)), 1L)
 })
 
-test_that("a multiclass fit predicts after readRDS in a new R session", {
+test_that("a multiclass fit predicts classes, scores and probabilities after readRDS in a new R session", {
   skip_without_python()
   fit <- multiclass_fit()
   newdata <- iris[c(1, 51, 101, 2), ]
@@ -140,9 +148,11 @@ test_that("a multiclass fit predicts after readRDS in a new R session", {
     "out <- list(alive = csvmstats:::python_handle_alive(saved$fit$python),",
     "  class = predict(saved$fit, saved$newdata),",
     "  decision = predict(saved$fit, saved$newdata, type = 'decision'),",
+    "  prob = predict(saved$fit, saved$newdata, type = 'prob'),",
     "  summary = capture.output(print(summary(saved$fit))))"))
   expect_false(predictions$alive)
   expect_equal(predictions$class, predict(fit, newdata))
   expect_equal(predictions$decision, predict(fit, newdata, type = "decision"), tolerance = 1e-10)
   expect_true(any(grepl("Held-out confusion matrix", predictions$summary)))
+  expect_equal(predictions$prob, suppressMessages(predict(fit, newdata, type = "prob")), tolerance = 1e-10)
 })
