@@ -194,7 +194,6 @@ print(weights.round(3).to_string())
 # %%
 columns = ["target", "required", "anchor_correct", "anchor_n", "heldout_correct", "heldout_n", "lower"]
 print(pd.concat({"at most 10 genes": four_list.rates[columns], "all genes": four_all.rates[columns]}).round(3).to_string())
-print("Genes shared with the EWS-vs-rest list above:", sorted(set(weights.index) & set(res.selected_features.index)))
 
 # %% [markdown]
 # The held-out samples per type are small (a handful of tumours each), so
