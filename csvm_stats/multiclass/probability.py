@@ -27,7 +27,10 @@ never does (the whole fit uses I and J only).
   class; else cross-fitted exactly as for two classes: the multiclass CSVM is
   refitted with the same settings on stratified folds of :math:`I \cup J`, its
   scores on each left-out fold together with the final fit's scores on H are
-  the calibration pairs, and the final fit's margins are calibrated on them (no
+  the calibration pairs, and the final fit's margins are calibrated on them by
+  the average of :data:`~csvm_stats.probability.venn_abers.DEFAULT_BAGS`
+  bootstrap Venn-Abers predictors per class
+  (:func:`~csvm_stats.probability.venn_abers.bagged`, as for two classes; no
   finite-sample guarantee: the fold models are not the final model).
 
 **Rule and probabilities.** The prediction is the argmax of the scores (with
@@ -61,7 +64,7 @@ from csvm_stats.probability.fit_calibration import (
 )
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
-from csvm_stats.probability.venn_abers import VennAbers, merge
+from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged, merge
 
 
 
@@ -121,7 +124,8 @@ class MulticlassCalibration:
 
     def describe(self) -> str:
         """One line for the summary: method and number of points."""
-        where = f"{self.n} held-out points" if self.method == "held-out" else f"{self.n} points, {self.folds} refits"
+        where = (f"{self.n} held-out points" if self.method == "held-out"
+                 else f"{self.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages")
         return f"Venn-Abers one-vs-rest on the class margins, {self.method} ({where}), normalised to sum to 1"
 
 
@@ -194,5 +198,6 @@ def calibrate_multiclass(
 def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
     """One Venn-Abers predictor per class on the margins of ``scores`` (what :func:`calibration_pairs` returns)."""
     m = rival_margins(scores)
-    predictors = tuple(VennAbers.fit(m[:, k], labels == k) for k in range(scores.shape[1]))
+    build = VennAbers.fit if method == "held-out" else bagged  # the binary routes' calibrators
+    predictors = tuple(build(m[:, k], labels == k) for k in range(scores.shape[1]))
     return MulticlassCalibration(method, predictors, folds)
