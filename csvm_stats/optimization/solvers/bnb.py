@@ -12,8 +12,11 @@ Its relaxation drops the count constraints and the free points,
 an SVM on I plus F with F as hard margins. Its dual is solved by SMO
 (:mod:`csvm_stats.optimization.svm_dual`), warm-started from the
 parent's dual point; every dual-feasible point gives a valid lower bound
-(weak duality), so the solve stops as soon as its bound prunes the node. An
-LP proves a forced set that no hyperplane separates infeasible (its dual is
+(weak duality), so the solve stops as soon as its bound prunes the node,
+and inner nodes are solved to a loose KKT gap (LOOSE_TOL: a slightly weaker
+bound in a third of the steps); a node whose solution meets the
+requirements (a leaf) is solved again to the tight tolerance before it is
+closed. An LP proves a forced set that no hyperplane separates infeasible (its dual is
 unbounded).
 
 *Lower bounds.* (1) :math:`D(F)`. (2) Single-anchor costs:
