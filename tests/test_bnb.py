@@ -167,3 +167,17 @@ def test_ordered_factor_design_with_duplicated_rows_is_proven_not_starved():
     assert model.exog.shape[1] == 18
     record = model.fit(random_state=1, time_limit=60, solver="bnb").engine_fit.record
     assert record.status is Status.OPTIMAL and record.nodes >= 1
+
+
+def test_bnb_optimal_on_a_tiny_objective_means_its_gap():
+    """p >> n: the optimum is ~0.002, so the SMO's absolute KKT tolerance left a leaf's own primal-dual gap
+    at 1.6% and bnb said "optimal" with a 0.2% gap; leaves are now tightened until their gap is below mip_gap."""
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(60, 2000)) * 3.0
+    X[:, 0] += 2 * y
+    options = SolverOptions(time_limit=600, clock="cpu")
+    fit = fit_csvm(X[:30], y[:30], X[30:], y[30:], min_counts={"tpr": int((y[30:] > 0).sum())}, solver="bnb",
+                   options=options)
+    assert fit.objective < 0.01
+    assert fit.record.status is Status.OPTIMAL and fit.record.gap <= options.mip_gap

@@ -59,6 +59,7 @@ from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOp
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
+MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
 LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
 FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * the dual solver's tolerance counts as met by a relaxation
 CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal point is not trusted
@@ -169,8 +170,8 @@ class _Search:
         res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(idx.size), bounds=(None, None), method="highs")
         return res.status != 2  # 2: infeasible
 
-    def shift(self, w: np.ndarray, factors: tuple[float, ...] | None = None) -> None:
-        """Upper bound: the best intercept (and scale) for direction w; update the incumbent.
+    def shift(self, w: np.ndarray, factors: tuple[float, ...] | None = None) -> float:
+        """Upper bound: the best intercept (and scale) for direction w; update the incumbent; its value.
 
         Default scales: SCALE_FACTORS when requirements on both classes may need a
         longer w to be met at all; else ONE_CLASS_FACTORS (an intercept alone meets
@@ -182,8 +183,10 @@ class _Search:
             factors = ONE_CLASS_FACTORS if one_class else SCALE_FACTORS
         start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
                             factors)
-        if start is not None:
-            self._offer(start.objective, start.w, start.b)
+        if start is None:
+            return math.inf
+        self._offer(start.objective, start.w, start.b)
+        return start.objective
 
     def _offer(self, value: float, w: np.ndarray, b: float) -> None:
         """Keep (w, b) when it meets every requirement and beats the incumbent."""
@@ -308,14 +311,23 @@ class _Search:
                 margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
                 self.shift(relaxation.w)
                 continue
-            if not deficits:
-                self.closed_min = min(self.closed_min, bound)  # the relaxation's solution is feasible
-                # up to the dual solver's tolerance: scaling (w, b) by 1 / (least counted margin) makes it exact
+            if not deficits:  # the relaxation's solution is feasible up to the dual solver's tolerance:
+                # scaling (w, b) by 1 / (least counted margin) makes it exact
                 counted = forced | (~dropped & (margins >= 1.0 - self.forced_tol))
                 least = float(margins[counted].min(initial=1.0))
-                if least > 0:
-                    self.shift(relaxation.w / min(least, 1.0), factors=(1.0,))
-                if not relaxation.met or self.best is None:
+                value = self.shift(relaxation.w / min(least, 1.0), factors=(1.0,)) if least > 0 else math.inf
+                # the KKT tolerance is absolute (margin units): on a tiny objective the leaf's own
+                # primal-dual gap can exceed mip_gap; tighten until it does not
+                wide = value - relaxation.dual > self.options.mip_gap * abs(value)
+                if wide and relaxation.tol > MIN_TOL:
+                    relaxation = self.relax(forced, relaxation.packed(), level, relaxation.tol / 100.0)
+                    if relaxation is None:
+                        return
+                    bound = max(bound, relaxation.dual)
+                    margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
+                    continue
+                self.closed_min = min(self.closed_min, bound)
+                if wide or not relaxation.met or self.best is None:
                     self.unresolved = True
                 return
             candidates = max(deficits, key=lambda d: d[0])[1]
@@ -370,7 +382,7 @@ class BnbBackend:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
         bound = search.lower_bound() if x is not None else math.nan
         if status is Status.OPTIMAL and search.unresolved:
-            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge was left open
+            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge (or close) was left open
         objective = problem.objective(x) if x is not None else math.nan
         wall, cpu = watch.elapsed()
         record = SolveRecord(
