@@ -141,8 +141,14 @@ def test_multiclass_with_recall_min():
     assert bool(clf.results_.rates.loc["barbera", "met"])
     with pytest.raises(DataError, match="recall_min"):
         CSVMClassifier(tpr_min=0.9).fit(X, names)
-    with pytest.raises(DataError, match="not offered for several classes"):
-        CSVMClassifier(probability=True).fit(X, names)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (X.shape[0], 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba, clf.results_.predict_proba(X).to_numpy())
+    interval = clf.predict_interval(X)
+    assert interval.shape == (X.shape[0], 3, 2) and np.all(interval[..., 0] <= interval[..., 1])
+    with pytest.raises(DataError, match="two-class methods"):
+        CSVMClassifier(probability="ebb").fit(X, names)
 
 
 def test_bad_options_name_the_problem(small_wisconsin):

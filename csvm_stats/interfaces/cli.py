@@ -292,6 +292,10 @@ def predict_command(args: argparse.Namespace) -> int:
     if isinstance(decision, pd.DataFrame):  # several classes: one score column per class
         scores = decision.rename(columns=lambda c: f"score_{c}")
         table = pd.concat([model.predict(data).rename("predicted"), scores], axis=1)
+        if args.proba:  # columns p0_<class>, p1_<class> (one-vs-rest intervals) and p_<class> (sum to 1)
+            proba = model.predict_proba(data, interval=True)
+            proba.columns = [f"{stat}_{c}" for stat, c in proba.columns]
+            table = table.join(proba)
     else:
         table = pd.DataFrame(
             {"predicted": model.coding.decode(decision.to_numpy(), index=decision.index), "decision": decision}
@@ -455,7 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(text cells starting with =, +, -, @ are written with a leading ' so that spreadsheets "
                          "show them as text instead of running them as formulas)")
     predict.add_argument("--proba", action="store_true",
-                         help="add the Venn-Abers probability of the positive class: interval p0, p1 and merged p")
+                         help="add the Venn-Abers probability of the positive class: interval p0, p1 and merged p "
+                              "(several classes: p0_<class>, p1_<class> and p_<class> for every class)")
     predict.set_defaults(handler=predict_command)
 
     demo = commands.add_parser("demo", help="CSVM with a required TPR on the Wisconsin breast cancer data",

@@ -109,6 +109,8 @@ ARRAY_PREFIX = "arrays/"
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
 CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
+#: A multiclass file's per-class calibration arrays (:mod:`csvm_stats.multiclass.persistence`).
+CLASS_CALIBRATION_MEMBER = re.compile(r"arrays/va_(scores|p0|p1)_(0|[1-9][0-9]{0,3})\.npy")
 #: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
 #: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
 MAX_MEMBER_BYTES = 2**30
@@ -456,10 +458,6 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         _require(not repeated, f"member(s) {repeated} appear more than once")
         members = {info.filename: info for info in infos}
         _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
-        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
-        expected |= {METADATA_MEMBER}
-        unknown = sorted(set(members) - expected)
-        _require(not unknown, f"unexpected member(s) {unknown}")
         for info in infos:
             _require(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large")
         total = sum(info.file_size for info in infos)
@@ -476,6 +474,12 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
                 f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
                 f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
             )
+        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
+        expected |= {METADATA_MEMBER}
+        unknown = sorted(set(members) - expected)
+        if metadata.get("kind") == "multiclass":  # one Venn-Abers predictor per class: va_scores_0.npy, ...
+            unknown = [name for name in unknown if not CLASS_CALIBRATION_MEMBER.fullmatch(name)]
+        _require(not unknown, f"unexpected member(s) {unknown}")
         arrays = {
             name[len(ARRAY_PREFIX) : -len(".npy")]: _read_array(archive, members[name])
             for name in sorted(set(members) - {METADATA_MEMBER})

@@ -32,8 +32,7 @@ value does not survive the crossing; R turns them back into logicals.
 from __future__ import annotations
 
 import tempfile
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,67 +40,26 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats import __version__
-from csvm_stats.inference.bounds import binomial_min_n, hoeffding_min_n
 from csvm_stats.exceptions import DataError
-from csvm_stats.models.model import CSVM
-from csvm_stats.interfaces.persistence import SavedModel, load_model, save_model
-from csvm_stats.models.results import CSVMResults
-
-#: Bumped whenever a call's arguments or the exported fields change incompatibly.
-API_VERSION = 2
-
-#: Options of :class:`~csvm_stats.models.model.CSVM` that R may pass, with the type each is coerced to.
-MODEL_OPTIONS: dict[str, str] = {
-    "tpr_min": "probability",
-    "tnr_min": "probability",
-    "acc_min": "probability",
-    "alpha": "float",
-    "bound": "str",
-    "kernel": "str",
-    "C": "float",
-    "gamma": "gamma",
-    "degree": "int",
-    "coef0": "float",
-    "rank": "int",
-    "big_m": "float",
-    "standardize": "bool",
-    "fractions": "floats",
-    "penalty": "str",
-    "max_features": "int",
-    "screen": "int",
-}
-#: Options of :meth:`~csvm_stats.models.model.CSVM.fit` that R may pass.
-FIT_OPTIONS: dict[str, str] = {
-    "solver": "str",
-    "time_limit": "float",
-    "mip_gap": "float",
-    "threads": "int",
-    "verbose": "bool",
-    "random_state": "int",
-    "guarantee": "guarantee",
-    "warm_start": "bool",
-}
-PREDICT_TYPES = ("class", "decision", "prob")
-RATE_COLUMNS = (
-    "target",
-    "adjusted",
-    "bound",
-    "required",
-    "anchor_n",
-    "anchor_correct",
-    "anchor_rate",
-    "met",
-    "heldout_n",
-    "heldout_correct",
-    "heldout_rate",
-    "lower",
-    "upper",
-    "joint_lower",
-    "method",
-    "certified",
+from csvm_stats.interfaces.persistence import SavedModel, load_model
+from csvm_stats.interfaces.r_values import (  # noqa: F401  (API_VERSION and the option tables are part of this API)
+    API_VERSION,
+    FIT_OPTIONS,
+    MODEL_OPTIONS,
+    RATE_COLUMNS,
+    _design,
+    _recording_warnings,
+    _split_options,
+    _string_array,
+    _strings,
+    anchor_requirements,
+    fit_fields,
 )
-_LOGICAL_RATE_COLUMNS = ("met", "certified")
-_TEXT_RATE_COLUMNS = ("bound", "method")
+from csvm_stats.models.model import CSVM
+from csvm_stats.models.results import CSVMResults
+from csvm_stats.multiclass.r_entry import export_multiclass, fit_multiclass, predict_multiclass
+
+PREDICT_TYPES = ("class", "decision", "prob")
 
 
 def api_version() -> int:
@@ -116,18 +74,6 @@ def environment() -> dict[str, str]:
         "csvm_stats": __version__,
         "numpy": np.__version__,
         "pandas": pd.__version__,
-    }
-
-
-def _recording_warnings(action: Callable[[], Any]) -> tuple[Any, dict[str, np.ndarray]]:
-    """Run ``action`` and return its value with the distinct warnings it raised (messages, categories)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value = action()
-    seen = dict.fromkeys((str(w.message), w.category.__name__) for w in caught)
-    return value, {
-        "warnings": _string_array(message for message, _ in seen),
-        "warning_kinds": _string_array(kind for _, kind in seen),
     }
 
 
@@ -159,8 +105,6 @@ def fit(
     if len(label_values) != design.shape[0]:
         raise DataError(f"{len(label_values)} labels for {design.shape[0]} rows of x; they must match.")
     if len(set(label_values)) > 2:  # several classes: positive has no meaning there
-        from csvm_stats.multiclass.r_entry import fit_multiclass
-
         return fit_multiclass(x, column_names, labels, options=options, response=response)
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
@@ -192,55 +136,16 @@ def export(results: CSVMResults) -> dict[str, Any]:
     :func:`~csvm_stats.interfaces.persistence.save_model`'s file as uint8 values, which
     R keeps as a raw vector).
     """
-    if hasattr(results, "confusion_matrix"):
-        from csvm_stats.multiclass.r_entry import export_multiclass
-
+    if getattr(results, "is_multiclass", False):
         return export_multiclass(results)
-    model_file = model_file_bytes(results)  # first: saving computes the calibration the summary reports
-    params = results.params
-    standardized = results.params_standardized
     coding = results.model.coding
-    record = results.solver
-    rates = results.rates
     return {
-        "api_version": API_VERSION,
-        "coef_names": _string_array(params.index[:-1]),
-        "coef": params.to_numpy(dtype=np.float64)[:-1],
-        "intercept": float(params.iloc[-1]),
-        "coef_standardized": (np.empty(0) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]),
+        **fit_fields(results),
         "levels": _string_array(coding.levels),
         "positive": str(coding.positive),
         "negative": str(coding.negative),
-        "kernel": results.engine_fit.feature_map.kernel.describe(),
-        "is_linear": bool(results.is_linear),
-        "alpha": float(results.model.alpha),
-        "bound": str(results.model.bound),
-        "C": float(results.model.C),
-        "n": len(results.model.y),
-        "random_state": int(results.random_state),
-        "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
-        "rate_names": _string_array(rates.index),
-        "rates": {column: _rate_column(rates[column], column) for column in RATE_COLUMNS},
-        "statements": _string_array(results.statements.to_numpy()),
-        "joint_statement": str(results.joint_statement),
-        "summary_text": str(results.summary(timing=True)),
-        "solver": {
-            "status": record.status.value,
-            "objective": float(record.objective),
-            "best_bound": float(record.best_bound),
-            "gap": float(record.gap),
-            "wall_time": float(record.wall_time),
-            "cpu_time": float(record.cpu_time),
-            "nodes": int(record.nodes),
-            "backend": str(record.backend),
-            "backend_version": str(record.backend_version),
-            "formulation": str(record.formulation),
-            "message": str(record.message),
-        },
-        "warnings": _string_array(results.warnings),
         **_selection(results),
-        "anchor": _anchor_requirements(results),
-        "model_file": model_file,
+        "anchor": anchor_requirements(results.adjusted),
     }
 
 
@@ -249,27 +154,6 @@ def _selection(results: CSVMResults) -> dict[str, np.ndarray]:
     if selected is None:
         return {"selected_names": _string_array([]), "selected_coef": np.empty(0)}
     return {"selected_names": _string_array(selected.index), "selected_coef": selected["coef"].to_numpy(dtype=np.float64)}
-
-
-def _anchor_requirements(results: CSVMResults) -> dict[str, np.ndarray]:
-    """Per constrained rate: anchor points, whether the target was capped, the sizes each margin needs."""
-    adjusted = results.adjusted
-    targets = [adjusted[rate] for rate in adjusted]
-    return {
-        "rate": _string_array(adjusted),
-        "target": np.asarray([t.target for t in targets], dtype=np.float64),
-        "n": np.asarray([t.n for t in targets], dtype=np.float64),
-        "capped": np.asarray([t.capped for t in targets], dtype=bool),
-        "hoeffding": np.asarray([hoeffding_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
-        "binomial": np.asarray([binomial_min_n(t.target, t.alpha) for t in targets], dtype=np.float64),
-    }
-
-
-def model_file_bytes(results: CSVMResults) -> np.ndarray:
-    """The model file of ``results`` (:func:`~csvm_stats.interfaces.persistence.save_model`) as uint8 values."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = save_model(results, Path(folder) / "model.csvm")
-        return np.frombuffer(path.read_bytes(), dtype=np.uint8).copy()
 
 
 def load(model_file: Any) -> SavedModel:
@@ -298,9 +182,7 @@ def predict(results: CSVMResults | SavedModel, x: Any, type: Sequence[str] | str
     unknown = [kind for kind in kinds if kind not in PREDICT_TYPES]
     if unknown:
         raise DataError(f"type must be among {list(PREDICT_TYPES)}, got {unknown}.")
-    if hasattr(results, "confusion_matrix"):
-        from csvm_stats.multiclass.r_entry import predict_multiclass
-
+    if getattr(results, "is_multiclass", False):  # a multiclass fit or a loaded multiclass model file
         return predict_multiclass(results, x, kinds)
     saved = isinstance(results, SavedModel)
     coding = results.coding if saved else results.model.coding
@@ -327,82 +209,3 @@ def predict(results: CSVMResults | SavedModel, x: Any, type: Sequence[str] | str
     return {**out, **raised}
 
 
-# ---------------------------------------------------------------------- coercion of R's values
-def _strings(values: Sequence[str] | str, what: str) -> list[str]:
-    """A character vector from R (a length-one vector arrives as a bare string)."""
-    if isinstance(values, str):
-        return [values]
-    out = [str(v) for v in np.asarray(values, dtype=object).reshape(-1)]
-    if not out:
-        raise DataError(f"{what} is empty.")
-    return out
-
-
-def _string_array(values: Any) -> np.ndarray:
-    """Strings as a numpy unicode array (an R character vector, also when empty)."""
-    return np.asarray([str(v) for v in values], dtype=str)
-
-
-def _design(x: Any, n_columns: int) -> np.ndarray:
-    design = np.asarray(x, dtype=np.float64)
-    if design.ndim == 1:
-        design = design.reshape(-1, n_columns) if n_columns else design.reshape(0, 0)
-    if design.ndim != 2 or design.shape[1] != n_columns:
-        raise DataError(f"x must be a matrix with {n_columns} columns (one per name), got shape {design.shape}.")
-    return design
-
-
-def _coerce(name: str, value: Any, kind: str) -> Any:
-    if value is None:
-        return None
-    scalar = value
-    if kind != "floats":
-        array = np.asarray(value, dtype=object).reshape(-1)
-        if array.size != 1:
-            raise DataError(f"option {name} must be a single value, got {array.size} values.")
-        scalar = array[0]
-    if kind == "str":
-        return str(scalar)
-    if kind in ("float", "probability"):
-        return float(scalar)
-    if kind == "int":
-        number = float(scalar)
-        if not number.is_integer():
-            raise DataError(f"option {name} must be a whole number, got {scalar!r}.")
-        return int(number)
-    if kind == "bool":
-        if not isinstance(scalar, (bool, np.bool_)):
-            raise DataError(f"option {name} must be TRUE or FALSE, got {scalar!r}.")
-        return bool(scalar)
-    if kind == "gamma":
-        return scalar if isinstance(scalar, str) else float(scalar)
-    if kind == "guarantee":
-        return scalar if isinstance(scalar, str) else bool(scalar)
-    if kind == "floats":
-        return [float(v) for v in np.asarray(value, dtype=np.float64).reshape(-1)]
-    raise ValueError(f"unknown option kind {kind!r}")
-
-
-def _split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    model_kwargs: dict[str, Any] = {}
-    fit_kwargs: dict[str, Any] = {}
-    unknown = sorted(set(options) - set(MODEL_OPTIONS) - set(FIT_OPTIONS))
-    if unknown:
-        raise DataError(
-            f"unknown option(s) {unknown}; csvm() accepts {sorted(MODEL_OPTIONS)} for the model "
-            f"and {sorted(FIT_OPTIONS)} for the solver."
-        )
-    for name, value in options.items():
-        if name in MODEL_OPTIONS:
-            model_kwargs[name] = _coerce(name, value, MODEL_OPTIONS[name])
-        else:
-            fit_kwargs[name] = _coerce(name, value, FIT_OPTIONS[name])
-    return model_kwargs, {key: value for key, value in fit_kwargs.items() if value is not None}
-
-
-def _rate_column(column: pd.Series, name: str) -> np.ndarray:
-    if name in _TEXT_RATE_COLUMNS:
-        return _string_array(column)
-    if name in _LOGICAL_RATE_COLUMNS:
-        return np.asarray([np.nan if pd.isna(v) else float(bool(v)) for v in column], dtype=np.float64)
-    return np.asarray([np.nan if pd.isna(v) else float(v) for v in column], dtype=np.float64)

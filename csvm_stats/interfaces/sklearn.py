@@ -27,7 +27,12 @@ Conventions
   :mod:`csvm_stats.multiclass` with the required recall of each class in
   ``recall_min={label: p}``; ``decision_function`` returns one column per
   class of ``classes_`` and ``predict`` the class of the largest score.
-  ``predict_proba`` is not offered for several classes yet.
+  ``predict_proba`` (the default ``probability="venn-abers"``) gives
+  one-vs-rest Venn-Abers probabilities of the class margins, normalised to
+  sum to 1 (:mod:`csvm_stats.multiclass.probability`), and
+  ``predict_interval`` an (n, K, 2) array of each class's interval
+  [p0, p1]; the class of largest probability need not be ``predict``'s.
+  The bootstrap ensembles are two-class methods.
 * **C** is the CSVM's: objective ``w'w + C sum(xi)``, i.e. ``SVC(C=C/2)``.
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
@@ -67,10 +72,8 @@ PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
 
 def _probability_requested(estimator: CSVMClassifier) -> bool:
-    """``predict_proba`` is offered unless ``probability=False`` (or None) or the fit was multiclass."""
-    requested = estimator.probability is not False and estimator.probability is not None
-    results = getattr(estimator, "results_", None)
-    return requested and (results is None or hasattr(results, "calibration"))  # multiclass results have none
+    """``predict_proba`` is offered unless ``probability=False`` (or None)."""
+    return estimator.probability is not False and estimator.probability is not None
 
 
 def _venn_abers(estimator: CSVMClassifier) -> bool:
@@ -280,12 +283,11 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     def _fit_multiclass(self, X: np.ndarray, y: np.ndarray, variant: str | None):
         """The multiclass CSVM (several classes or ``recall_min``)."""
         from csvm_stats.multiclass.model import MulticlassCSVM
-        from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
 
-        if variant not in (None, "venn-abers") or self.probability is True:  # the default offers no predict_proba
+        if variant not in (None, "venn-abers"):
             raise DataError(
-                f"Only binary classification is supported with probability={self.probability!r}: "
-                f"{PROBABILITIES_NOT_OFFERED} Fit with probability=False."
+                f"Only binary classification is supported with probability={self.probability!r}: the bootstrap "
+                "ensembles are two-class methods. Use probability='venn-abers' (or False) for several classes."
             )
         binary_only = [name for name in ("tpr_min", "tnr_min", "acc_min") if getattr(self, name) is not None]
         if binary_only:
@@ -352,15 +354,16 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if _venn_abers(self):
             p = self.results_.predict_proba(X).to_numpy()
-            return np.column_stack([1.0 - p, p])
+            return p if p.ndim == 2 else np.column_stack([1.0 - p, p])
         return self.probability_estimator_.predict_proba(X)
 
     @available_if(_venn_abers)
     def predict_interval(self, X) -> np.ndarray:
-        """(n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x)."""
+        """Two classes: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x); several: (n, K, 2)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.results_.predict_interval(X)[["p0", "p1"]].to_numpy()
+        table = self.results_.predict_interval(X)
+        return np.stack([table["p0"].to_numpy(), table["p1"].to_numpy()], axis=-1)
 
     def summary(self):
         """The fit's :class:`~csvm_stats.reporting.summary.Summary` (rates, statements, solver, coefficients)."""

@@ -10,6 +10,8 @@ The data flow mirrors the binary CSVM's, one module per step:
 * :mod:`~csvm_stats.multiclass.engine` - the array-level fit;
 * :mod:`~csvm_stats.multiclass.certification` - per-class recall bounds,
   the joint statement and guarantee mode;
+* :mod:`~csvm_stats.multiclass.probability` - one-vs-rest Venn-Abers
+  probabilities of the class margins;
 * :mod:`~csvm_stats.multiclass.model` and :mod:`~csvm_stats.multiclass.results`
   - ``CSVM.from_formula("type ~ .", data, recall_min={...}).fit()`` and its results.
 """

@@ -2,12 +2,20 @@ r"""Statements about per-class recalls of the argmax rule that actually hold.
 
 The recall of class k is :math:`R_k = P(\hat y(X) = k \mid Y = k)`. The
 held-out sample H is never seen by the optimisation, and its points of
-class k are i.i.d. draws from class k, so:
+class k are i.i.d. draws from class k. Moreover, given the labels and the fit
+(which uses I and J only), the held-out points of *different* classes are
+independent: the split is stratified by class, so which rows of each class go
+to H depends on the labels and the seed only, and the rows are independent.
+Events that each depend on one class's held-out points are therefore
+independent, and m of them that each fail with probability at most
+:math:`\alpha_m = 1 - (1 - \alpha)^{1/m}` (Sidak) all hold together with
+probability at least :math:`(1 - \alpha_m)^m = 1 - \alpha` - slightly more
+room per statement than Bonferroni's :math:`\alpha/m` (:func:`sidak`).
 
 * :func:`recall_bounds` - k of n held-out points of the class classified
   correctly give the exact one-sided Clopper-Pearson bound; the joint version
-  over m classes uses :math:`\alpha/m` each (Bonferroni), so all m bounds
-  hold together with probability at least :math:`1 - \alpha`.
+  over m classes uses :math:`\alpha_m` each, so all m bounds hold together
+  with probability at least :math:`1 - \alpha`.
 * :func:`guarantee_shift` - guarantee mode. Let S be the constrained classes.
   Their offsets move together by a common shift t against the other classes:
   :math:`b_k(t) = b_k + t\,[k \in S]`. For :math:`k \in S` a point x of class
@@ -18,9 +26,10 @@ class k are i.i.d. draws from class k, so:
   correct iff :math:`t > \tau_k(x)` with :math:`\tau_k = -B_k` when
   :math:`A_k > 0` and :math:`+\infty` otherwise. The order-statistic rule
   (Tong, Feng and Li 2018; :func:`csvm_stats.inference.bounds.order_statistic_rank`)
-  at level :math:`\alpha/|S|` picks :math:`t_k`, the r-th largest
+  at level :math:`\alpha_{|S|}` picks :math:`t_k`, the r-th largest
   :math:`\tau_k` on :math:`H_k`, with
-  :math:`P(P(\tau_k(X) \le t_k) < p_k) \le \alpha/|S|`; the shift
+  :math:`P(P(\tau_k(X) \le t_k) < p_k) \le \alpha_{|S|}`; :math:`t_k` depends
+  on :math:`H_k` only, so these |S| events are independent, and the shift
   :math:`t = \max_k t_k` (nudged up so that ties count as errors) is at
   least every :math:`t_k`, hence by monotonicity all required recalls hold
   together with probability at least :math:`1 - \alpha`. t depends only on
@@ -28,6 +37,31 @@ class k are i.i.d. draws from class k, so:
   classes stay valid. When every class is constrained no shift changes
   anything (raising all offsets at once changes no decision); the rule then
   passes only if each class already has enough correct held-out points.
+
+**Why one common shift, and not independent per-class offsets or Tian-Feng.**
+The order-statistic rule is exact for a *one-parameter* family of rules,
+fixed before H is seen, along which the recall is monotone: then "the recall
+at the chosen parameter is below p" is the event that an order statistic of
+i.i.d. values falls on the wrong side of a fixed quantile, a binomial event.
+With independent offsets :math:`t_k` per constrained class, class k's recall
+depends on the whole vector t (it falls when a rival's offset rises), and
+the rivals' offsets are chosen on held-out data too (each :math:`t_l` must be
+set knowing :math:`t_k`, so in any consistent choice, e.g. a fixed point of
+"each class's order statistic given the others", every offset depends on
+every class's held-out points). The failure event of class k is then
+"the order statistic of :math:`H_k` at a *random* point :math:`t_{-k}`
+misses", which the binomial argument does not bound; a bound valid at every
+:math:`t_{-k}` at once needs a uniform (DKW-type) deviation bound over
+orthants of score differences, which is much wider than the exact rule at
+held-out sizes of tens to hundreds. Along any path t(s) the recalls of all
+constrained classes are monotone only if every difference
+:math:`t_k(s) - t_l(s)` (k, l in S) is constant, i.e. only for a common shift
+plus fixed offsets - so the common shift is the exact rule for this family.
+Tian and Feng (2024, NPMC-CX/ER) set per-class cost weights by maximising an
+estimated dual on a held-out sample; their guarantee is an NP *oracle
+property* (the errors approach their targets as the sample grows, under
+conditions), not a finite-sample statement that all required recalls hold
+with probability at least 1 - alpha, so it cannot replace this rule either.
 """
 
 from __future__ import annotations
@@ -38,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from csvm_stats.inference.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
-from csvm_stats.inference.certification import floor2, level_percent, ordinal
+from csvm_stats.inference.certification import HeldoutBound, floor2, level_percent, ordinal
 from csvm_stats.exceptions import DataError
 
 TIE_NUDGE = 1e-9
@@ -63,26 +97,17 @@ def confusion_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> np
     return out
 
 
-@dataclass(frozen=True)
-class RecallBound:
-    """Clopper-Pearson lower bounds for one class's recall, separate and joint."""
-
-    n: int
-    correct: int
-    lower: float
-    joint_lower: float
-
-    @property
-    def rate(self) -> float:
-        return self.correct / self.n if self.n else float("nan")
+def sidak(alpha: float, m: int) -> float:
+    """The level :math:`1 - (1 - \alpha)^{1/m}` of each of m independent statements that hold jointly at 1 - alpha."""
+    return float(-np.expm1(np.log1p(-alpha) / max(int(m), 1)))
 
 
-def recall_bounds(n: Sequence[int], correct: Sequence[int], alpha: float, n_statements: int) -> list[RecallBound]:
-    """Separate (alpha) and Bonferroni-joint (alpha / n_statements) bounds for each class."""
-    m = max(int(n_statements), 1)
+def recall_bounds(n: Sequence[int], correct: Sequence[int], alpha: float, n_statements: int) -> list[HeldoutBound]:
+    """Separate (alpha) and joint (Sidak, :func:`sidak` over n_statements classes) bounds for each class."""
+    alpha_each = sidak(alpha, n_statements)
     return [
-        RecallBound(int(nk), int(ck), clopper_pearson_lower(int(ck), int(nk), alpha),
-                    clopper_pearson_lower(int(ck), int(nk), alpha / m))
+        HeldoutBound(int(nk), int(ck), clopper_pearson_lower(int(ck), int(nk), alpha),
+                    clopper_pearson_lower(int(ck), int(nk), alpha_each))
         for nk, ck in zip(n, correct)
     ]
 
@@ -92,7 +117,7 @@ class GuaranteeShift:
     """The common shift of the constrained classes' offsets set on held-out scores.
 
     ``ranks[k]`` and ``n[k]``: class k's threshold is the r-th largest of its n
-    held-out :math:`\\tau_k`; ``alpha_each`` = alpha / |S|.
+    held-out :math:`\\tau_k`; ``alpha_each`` the Sidak level over |S| classes.
     """
 
     classes: tuple[int, ...]
@@ -104,7 +129,7 @@ class GuaranteeShift:
 
     @property
     def alpha_each(self) -> float:
-        return self.alpha / len(self.classes)
+        return sidak(self.alpha, len(self.classes))
 
     def offsets(self, intercept: np.ndarray) -> np.ndarray:
         """The CSVM offsets with the shift added to the constrained classes."""
@@ -136,7 +161,7 @@ def guarantee_shift(
     classes = tuple(sorted(targets))
     constrained = np.zeros(K, dtype=bool)
     constrained[list(classes)] = True
-    alpha_each = alpha / len(classes)
+    alpha_each = sidak(alpha, len(classes))
     ranks: dict[int, int] = {}
     sizes: dict[int, int] = {}
     shifts = []
@@ -147,7 +172,7 @@ def guarantee_shift(
         if rank is None:
             raise DataError(
                 f"guarantee mode for the recall of {names[k]!r} >= {targets[k]:g} at level {alpha_each:.4g} "
-                f"(alpha / {len(classes)} constrained classes) needs at least {binomial_min_n(targets[k], alpha_each)} "
+                f"(Sidak over {len(classes)} constrained classes) needs at least {binomial_min_n(targets[k], alpha_each)} "
                 f"held-out points of the class, but the held-out sample has {n}. Enlarge the held-out share "
                 "(fractions=) or the data."
             )
@@ -169,7 +194,7 @@ def guarantee_shift(
 
 def recall_statement(name: str, lower: float, correct: int, n: int, alpha: float, *, joint_of: int = 1) -> str:
     """One sentence for a Clopper-Pearson bound on a class's recall (rounded down)."""
-    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {level_percent(alpha, joint_of)}"
+    how = "exact binomial bound" if joint_of == 1 else f"exact binomial bound at level {level_percent(sidak(alpha, joint_of))}"
     return (
         f"With {level_percent(alpha)} confidence the recall of class {name!r} is at least {floor2(lower)} "
         f"(held-out: {correct} of {n} correct; {how})."
@@ -179,8 +204,8 @@ def recall_statement(name: str, lower: float, correct: int, n: int, alpha: float
 def guarantee_recall_statement(name: str, g: GuaranteeShift, k: int) -> str:
     """The sentence for a constrained class in guarantee mode."""
     return (
-        f"With {level_percent(g.alpha, len(g.classes))} confidence the recall of class {name!r} is at least "
+        f"With {level_percent(g.alpha_each)} confidence the recall of class {name!r} is at least "
         f"{float(g.targets[k])!r} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
         "sample: threshold at the "
-        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule at alpha/{len(g.classes)})."
+        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule, Sidak over {len(g.classes)} classes)."
     )

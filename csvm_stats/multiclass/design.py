@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.preprocessing.design import SampleSplit, _as_series, sorted_levels, split_samples
+from csvm_stats.preprocessing.design import SampleSplit, response_values, sorted_levels, split_samples
 from csvm_stats.exceptions import DataError
 
 
@@ -41,11 +41,7 @@ class ClassCoding:
 
     def encode(self, labels: Any) -> np.ndarray:
         """Labels to class positions; missing or unknown labels are an error."""
-        values = _as_series(labels)
-        if values.isna().any():
-            raise DataError(
-                f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
-            )
+        values, _ = response_values(labels)
         lookup = {level: k for k, level in enumerate(self.levels)}
         raw = values.to_numpy(dtype=object)
         out = np.array([lookup.get(v, -1) for v in raw], dtype=int)
@@ -63,12 +59,7 @@ class ClassCoding:
 
 def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
     """Find the classes (at least two) and code the labels as positions."""
-    values = _as_series(labels)
-    name = None if values.name is None else str(values.name)
-    if values.isna().any():
-        raise DataError(
-            f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
-        )
+    values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):
         used = set(values.unique().tolist())
         levels = tuple(c for c in values.cat.categories if c in used)

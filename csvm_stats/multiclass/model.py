@@ -29,7 +29,10 @@ from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS, SampleSplit, Stan
 from csvm_stats.exceptions import DataError
 from csvm_stats.models.fitstate import resolve_seed
 from csvm_stats.models.model import CSVM, _design_frame
+from csvm_stats.multiclass.certification import guarantee_shift
 from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
+from csvm_stats.multiclass.engine import fit_multiclass_csvm
+from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.optimization.solvers.base import SolverOptions
 
 
@@ -172,7 +175,7 @@ class MulticlassCSVM(CSVM):
         random_state: int | None = None,
         guarantee: bool = False,
         warm_start: bool = True,
-    ):
+    ) -> MulticlassResults:
         """Split, solve and certify; return a new :class:`~csvm_stats.multiclass.results.MulticlassResults`.
 
         ``random_state`` seeds the split and the solver (drawn and kept in
@@ -180,10 +183,6 @@ class MulticlassCSVM(CSVM):
         held-out sample so that every required recall holds with probability
         at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
         """
-        from csvm_stats.multiclass.certification import guarantee_shift
-        from csvm_stats.multiclass.engine import fit_multiclass_csvm
-        from csvm_stats.multiclass.results import MulticlassResults
-
         if guarantee not in (True, False):
             raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
         if guarantee and not self.recall_min:

@@ -21,16 +21,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from csvm_stats import __version__
+from csvm_stats.exceptions import DataError
 from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
+from csvm_stats.multiclass.results import MulticlassResults
+from csvm_stats.multiclass.probability import MulticlassCalibration, probability_frame
 from csvm_stats.interfaces.persistence import (
+    CALIBRATION_ARRAYS,
     _LABEL_CHECKS,
     _LABEL_DTYPES,
     FORMAT_NAME,
@@ -43,15 +47,15 @@ from csvm_stats.interfaces.persistence import (
     _label_kind,
     _plain,
     _report,
+    _calibration,
     _require,
+    _saved_calibration,
     kernel_fields,
     model_arrays,
     report_fields,
     write_archive,
 )
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 KIND = "multiclass"
 
@@ -68,6 +72,7 @@ def save_multiclass(results: MulticlassResults, path: str | Path) -> Path:
     """Write a multiclass fit in the format of the module docstring; return the path."""
     fit = results.engine_fit
     coding = results.model.coding
+    calibration = _saved_calibration(results)  # before the report, so that its summary shows the calibration
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -78,9 +83,41 @@ def save_multiclass(results: MulticlassResults, path: str | Path) -> Path:
         "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
         "kernel": kernel_fields(fit.feature_map),
         "intercept": [float(v) for v in results.intercept],
+        "calibration": None,
         "report": multiclass_report(results),
     }
-    return write_archive(path, metadata, model_arrays(fit.coef, results.scaler, fit.feature_map))
+    arrays = model_arrays(fit.coef, results.scaler, fit.feature_map)
+    if calibration is not None:
+        metadata["calibration"] = {
+            "method": calibration.method, "n": calibration.n, "folds": calibration.folds,
+            "n_positive": [va.n_positive for va in calibration.predictors],
+            "offsets": [float(v) for v in fit.intercept],
+        }
+        for k, va in enumerate(calibration.predictors):
+            arrays |= {f"va_scores_{k}": va.scores, f"va_p0_{k}": va.p0, f"va_p1_{k}": va.p1}
+    return write_archive(path, metadata, arrays)
+
+
+def _class_calibration(fields: Any, arrays: dict[str, np.ndarray], K: int) -> tuple[MulticlassCalibration | None, Any]:
+    """The stored calibration and the offsets it calibrates, or (None, None); each class checked as two-class."""
+    if fields is None:
+        _require(not any(name.startswith("va_") for name in arrays), "calibration arrays without calibration metadata")
+        return None, None
+    _require(isinstance(fields, dict), "calibration must be an object or null")
+    positives, offsets = fields.get("n_positive"), fields.get("offsets")
+    _require(isinstance(positives, list) and len(positives) == K, f"calibration.n_positive must list {K} counts")
+    _require(isinstance(offsets, list) and len(offsets) == K and all(_is_number(v) for v in offsets),
+             f"calibration.offsets must list {K} numbers")
+    wanted = {f"{name}_{k}" for name in CALIBRATION_ARRAYS for k in range(K)}
+    extra = sorted(name for name in arrays if name.startswith("va_") and name not in wanted)
+    _require(not extra, f"calibration arrays {extra} do not belong to one of the {K} classes")
+    predictors = []
+    for k in range(K):
+        one = {name: arrays[f"{name}_{k}"] for name in CALIBRATION_ARRAYS if f"{name}_{k}" in arrays}
+        predictor, method = _calibration({**fields, "n_positive": positives[k]}, one)
+        predictors.append(predictor)
+    _require(len({va.n for va in predictors}) == 1, "every class must be calibrated on the same points")
+    return MulticlassCalibration(method, tuple(predictors), int(fields["folds"])), np.asarray(offsets, dtype=float)
 
 
 def _class_labels(fields: Any) -> ClassCoding:
@@ -104,8 +141,13 @@ class SavedMulticlassModel(SavedModel):
 
     As :class:`~csvm_stats.interfaces.persistence.SavedModel`, with ``coding`` a
     :class:`~csvm_stats.multiclass.design.ClassCoding`, ``coef`` the (K, r)
-    matrix and ``intercept`` the K offsets.
+    matrix, ``intercept`` the K offsets, ``calibration`` a
+    :class:`~csvm_stats.multiclass.probability.MulticlassCalibration` (or None)
+    and ``calibrated_offsets`` the offsets whose scores it calibrates.
     """
+
+    calibrated_offsets: np.ndarray | None = None
+    is_multiclass = True  # a class attribute, not a field: how r_api and the CLI tell the kinds apart
 
     @property
     def classes(self) -> list[Any]:
@@ -117,6 +159,17 @@ class SavedMulticlassModel(SavedModel):
         phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
         scores = phi @ self.coef.T + self.intercept
         return pd.DataFrame(scores, index=design.index, columns=pd.Index(self.classes, name="class"))
+
+    def predict_proba(self, newdata: Any, *, interval: bool = False) -> pd.DataFrame:
+        """Probabilities as the fit gave them (:meth:`MulticlassResults.predict_proba`, same columns)."""
+        if self.calibration is None:
+            raise DataError(
+                "this model file holds no probability calibration (written before multiclass calibrations were "
+                "saved, or fitted on too few points for one); refit and save the model again to get probabilities."
+            )
+        scores = self.decision_function(newdata)
+        return probability_frame(self.calibration, scores.to_numpy() - self.intercept + self.calibrated_offsets,
+                                 scores.index, self.classes, interval)
 
     def predict(self, newdata: Any) -> pd.Series:
         """Predicted labels (the class of the largest score) in the original coding."""
@@ -147,6 +200,7 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
     _require(isinstance(intercept, list) and len(intercept) == K and all(_is_number(v) for v in intercept),
              f"intercept must list {K} numbers")
     report = _report(metadata.get("report"), columns)
+    calibration, offsets = _class_calibration(metadata.get("calibration"), arrays, K)
     confusion = report.get("confusion")
     _require(isinstance(confusion, dict) and all(isinstance(v, dict) for v in confusion.values()), "report.confusion")
     return SavedMulticlassModel(
@@ -159,4 +213,7 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
         formula=_formula(metadata.get("formula"), columns),
         report=report,
         library_version=str(metadata.get("library_version")),
+        calibration=calibration,
+        calibration_method=None if calibration is None else calibration.method,
+        calibrated_offsets=offsets,
     )

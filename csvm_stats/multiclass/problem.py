@@ -160,7 +160,7 @@ def build_multiclass_primal(
     start: np.ndarray | None = None,
     upper: float | None = None,
 ) -> MulticlassProblem:
-    """The multiclass CSVM of the module docstring; variables ``[W (class-major), b, xi, z]``.
+    r"""The multiclass CSVM of the module docstring; variables ``[W (class-major), b, xi, z]``.
 
     Labels are class positions ``0..K-1``; ``min_counts`` maps a class to its
     required anchor count. ``upper`` (the objective of ``start``) enables the

@@ -10,9 +10,8 @@ has one column per class, the confusion matrix rows are the true classes.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,18 +19,18 @@ import pandas as pd
 from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.model import MulticlassCSVM
-from csvm_stats.interfaces.r_api import (
-    API_VERSION,
-    RATE_COLUMNS,
+from csvm_stats.multiclass.persistence import SavedMulticlassModel
+from csvm_stats.multiclass.results import MulticlassResults
+from csvm_stats.interfaces.r_values import (
     _design,
-    _rate_column,
+    _recording_warnings,
     _split_options,
     _string_array,
     _strings,
+    anchor_requirements,
+    fit_fields,
 )
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 
 def fit_multiclass(
@@ -48,7 +47,8 @@ def fit_multiclass(
     ``recall_names`` and ``recall_values`` (same length; R's named vector
     ``c(BL = 0.9, EWS = 0.8)`` split in two) give ``recall_min``; ``options``
     as for :func:`csvm_stats.interfaces.r_api.fit` (the two-class rates are refused).
-    Returns ``{"results": ..., "warnings": ...}``.
+    Returns ``{"results": ..., "warnings": ..., "warning_kinds": ...}`` as
+    :func:`csvm_stats.interfaces.r_api.fit` does.
     """
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
@@ -65,12 +65,10 @@ def fit_multiclass(
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name=str(response), dtype=object)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = MulticlassCSVM(endog, exog, recall_min=targets or None, **model_kwargs)
-        results = model.fit(**fit_kwargs)
-    messages = list(dict.fromkeys(str(w.message) for w in caught))
-    return {"results": results, "warnings": _string_array(messages)}
+    results, raised = _recording_warnings(
+        lambda: MulticlassCSVM(endog, exog, recall_min=targets or None, **model_kwargs).fit(**fit_kwargs)
+    )
+    return {"results": results, **raised}
 
 
 def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
@@ -79,58 +77,37 @@ def export_multiclass(results: MulticlassResults) -> dict[str, Any]:
     Keys as :func:`csvm_stats.interfaces.r_api.export` where they apply, with ``coef`` a
     (features x classes) matrix, ``intercept`` one offset per class,
     ``levels`` the classes (no ``positive``/``negative``), ``rate_names`` the
-    classes, and ``confusion`` the held-out (true x predicted) count matrix.
+    classes, ``confusion`` the held-out (true x predicted) count matrix,
+    ``anchor`` per constrained class, and ``model_file`` (the bytes of the
+    model file, with the probability calibration, which R keeps to predict
+    after ``readRDS``).
     """
-    params = results.params
-    record = results.solver
-    rates = results.rates
-    standardized = results.params_standardized
     return {
-        "api_version": API_VERSION,
+        **fit_fields(results),
         "multiclass": True,
-        "coef_names": _string_array(params.index[:-1]),
-        "coef": params.to_numpy(dtype=np.float64)[:-1],
-        "intercept": params.to_numpy(dtype=np.float64)[-1],
-        "coef_standardized": (np.empty((0, 0)) if standardized is None else standardized.to_numpy(dtype=np.float64)[:-1]),
         "levels": _string_array(results.classes),
-        "kernel": results.engine_fit.feature_map.kernel.describe(),
-        "is_linear": bool(results.is_linear),
-        "alpha": float(results.model.alpha),
-        "bound": str(results.model.bound),
-        "C": float(results.model.C),
-        "n": len(results.model.y),
-        "random_state": int(results.random_state),
-        "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
-        "rate_names": _string_array(rates.index),
-        # columns of the two-class rate table that the recall table lacks (e.g. "upper") are NA
-        "rates": {column: _rate_column(rates.get(column, pd.Series(np.nan, index=rates.index)), column)
-                  for column in RATE_COLUMNS},
-        "statements": _string_array(results.statements.to_numpy()),
-        "joint_statement": str(results.joint_statement),
         "confusion": results.confusion.to_numpy(dtype=np.float64),
-        "summary_text": str(results.summary(timing=True)),
-        "solver": {
-            "status": record.status.value, "objective": float(record.objective),
-            "best_bound": float(record.best_bound), "gap": float(record.gap), "wall_time": float(record.wall_time),
-            "cpu_time": float(record.cpu_time), "nodes": int(record.nodes), "backend": str(record.backend),
-            "backend_version": str(record.backend_version), "formulation": str(record.formulation),
-            "message": str(record.message),
-        },
-        "warnings": _string_array(results.warnings),
+        "anchor": anchor_requirements({results.classes[k]: adj for k, adj in results.adjusted.items()}),
     }
 
 
-def predict_multiclass(results: MulticlassResults, x: Any, kinds: list[str]) -> dict[str, Any]:
-    """``"class"`` (labels as strings) and ``"decision"`` (n x classes scores); no ``"prob"`` yet."""
-    if "prob" in kinds:
-        from csvm_stats.multiclass.results import PROBABILITIES_NOT_OFFERED
+def predict_multiclass(results: MulticlassResults | SavedMulticlassModel, x: Any, kinds: list[str]) -> dict[str, Any]:
+    """``"class"`` (labels as strings), ``"decision"`` (n x classes scores) and ``"prob"`` (n x classes
+    probabilities summing to 1, :meth:`MulticlassResults.predict_proba`), from a fit or a loaded model file;
+    with the warnings raised, as :func:`csvm_stats.interfaces.r_api.predict`."""
+    saved = isinstance(results, SavedMulticlassModel)
+    design = _design(x, len(results.columns if saved else results.model.exog_names))
 
-        raise DataError(PROBABILITIES_NOT_OFFERED)
-    design = _design(x, len(results.model.exog_names))
-    scores = results.decision_function(design).to_numpy(dtype=np.float64)
-    out: dict[str, Any] = {}
-    if "decision" in kinds:
-        out["decision"] = scores
-    if "class" in kinds:
-        out["class"] = _string_array(np.asarray(results.classes, dtype=object)[argmax_rule(scores)])
-    return out
+    def compute() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        scores = results.decision_function(design).to_numpy(dtype=np.float64)
+        if "decision" in kinds:
+            out["decision"] = scores
+        if "class" in kinds:
+            out["class"] = _string_array(np.asarray(results.classes, dtype=object)[argmax_rule(scores)])
+        if "prob" in kinds:
+            out["prob"] = results.predict_proba(design).to_numpy(dtype=np.float64)
+        return out
+
+    out, raised = _recording_warnings(compute)
+    return {**out, **raised}

@@ -9,7 +9,7 @@ the offsets b are the CSVM's plus the shift set on the held-out sample
 What is reported (see :mod:`csvm_stats.multiclass.certification`): every
 class's recall on the anchor sample (*in-sample*: the optimisation chose the
 rule to meet it) and on the held-out sample with its exact Clopper-Pearson
-lower bound; the Bonferroni-joint bound over the constrained classes (over
+lower bound; the joint (Sidak) bound over the constrained classes (over
 all classes when none is constrained); the full confusion matrix of each
 sample; in guarantee mode the order-statistic guarantee for the constrained
 classes, jointly at 1 - alpha.
@@ -18,7 +18,7 @@ classes, jointly at 1 - alpha.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -35,19 +35,46 @@ from csvm_stats.multiclass.certification import (
     recall_bounds,
     recall_counts,
     recall_statement,
+    sidak,
 )
+from csvm_stats.multiclass.probability import (
+    MulticlassCalibration,
+    calibrate_multiclass,
+    planned_route,
+    probability_frame,
+)
+from csvm_stats.multiclass.design import ClassCoding
+from csvm_stats.multiclass.engine import MulticlassFit
+from csvm_stats.multiclass.summary import build_multiclass_summary
 from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.formula import FormulaDesign
+from csvm_stats.reporting.summary import Summary
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.engine import MulticlassFit
-    from csvm_stats.multiclass.model import MulticlassCSVM
-    from csvm_stats.reporting.summary import Summary
+
+
+class MulticlassSpec(Protocol):
+    """What the results read of their model (:class:`~csvm_stats.multiclass.model.MulticlassCSVM` has it all)."""
+
+    exog: pd.DataFrame
+    y: np.ndarray
+    coding: ClassCoding
+    recall_min: dict[int, float]
+    alpha: float
+    bound: str
+    big_m: float | None
+    C: float
+    standardize: bool
+    formula: FormulaDesign | None
+
+    @property
+    def exog_names(self) -> list[str]: ...
+
+    @property
+    def classes(self) -> list[Any]: ...
+
+    def design_matrix(self, newdata: Any) -> pd.DataFrame: ...
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
-PROBABILITIES_NOT_OFFERED = (
-    "predict_proba is not offered for several classes yet: the bootstrap and Venn-Abers calibrations of "
-    "csvm-stats are binary. Use decision_function for scores, or fit a binary CSVM per class of interest."
-)
 
 
 class MulticlassResults:
@@ -56,9 +83,11 @@ class MulticlassResults:
     ``random_state`` is the seed of the split and the solver (drawn by the fit when none was given).
     """
 
+    is_multiclass = True  # how r_api, persistence and the CLI tell it from a two-class fit
+
     def __init__(
         self,
-        model: MulticlassCSVM,
+        model: MulticlassSpec,
         split: SampleSplit,
         scaler: Standardizer,
         fit: MulticlassFit,
@@ -105,9 +134,50 @@ class MulticlassResults:
         scores = self.decision_function(newdata)
         return self.model.coding.decode(argmax_rule(scores.to_numpy()), index=scores.index)
 
-    def predict_proba(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        """Not offered for several classes yet (raises ``NotImplementedError`` saying so)."""
-        raise NotImplementedError(PROBABILITIES_NOT_OFFERED)
+    def csvm_scores(self, newdata: Any = None) -> np.ndarray:
+        """``(n, K)`` scores with the CSVM's own offsets (before a guarantee-mode shift): what is calibrated."""
+        return self._unshifted(self._fitted_scores if newdata is None else self.decision_function(newdata).to_numpy())
+
+    def _unshifted(self, scores: np.ndarray) -> np.ndarray:
+        return scores - self.intercept + self.engine_fit.intercept
+
+    # ------------------------------------------------------------------ probabilities
+    @cached_property
+    def calibration(self) -> MulticlassCalibration:
+        """One-vs-rest Venn-Abers on the class margins (:mod:`csvm_stats.multiclass.probability`).
+
+        Held-out when H has enough points of every class, else cross-fitted
+        (the multiclass CSVM refitted on folds of I u J).
+        """
+        return calibrate_multiclass(self)
+
+    @property
+    def ready_calibration(self) -> MulticlassCalibration | None:
+        """:attr:`calibration` when it is cheap (held-out) or already computed; None before a cross-fit."""
+        if "calibration" in vars(self) or planned_route(self) == "held-out":
+            return self.calibration
+        return None
+
+    def predict_proba(self, newdata: Any = None, *, interval: bool = False) -> pd.DataFrame:
+        """P(y = k | x), one column per class, rows summing to 1, indexed like the data.
+
+        ``interval=True``: columns ``(stat, class)`` with ``stat`` in ``p0``,
+        ``p1`` (each class's one-vs-rest Venn-Abers interval) and ``p`` (the
+        normalised probabilities). The class of largest probability need not
+        be the predicted class (:mod:`csvm_stats.multiclass.probability`).
+        """
+        scores = self.decision_function(newdata)
+        return probability_frame(self.calibration, self._unshifted(scores.to_numpy()), scores.index, self.classes,
+                                 interval)
+
+    def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
+        """The one-vs-rest intervals and the normalised probabilities (:meth:`predict_proba` with ``interval=True``)."""
+        return self.predict_proba(newdata, interval=True)
+
+    @property
+    def probability_agreement(self) -> float:
+        """Share of the fitted rows whose class of largest probability is the predicted class."""
+        return self.calibration.agreement(self.csvm_scores(), self._fitted_scores)
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -171,7 +241,7 @@ class MulticlassResults:
         """One row per class: target, anchor counts (in-sample), held-out recall and its bounds.
 
         Columns as :attr:`csvm_stats.models.results.CSVMResults.rates`; ``joint_lower``
-        is the Bonferroni bound over :attr:`joint_classes` (empty for the others);
+        is the joint (Sidak) bound over :attr:`joint_classes` (empty for the others);
         in guarantee mode the constrained classes' bounds are the guaranteed targets.
         """
         K, alpha = len(self.classes), self.model.alpha
@@ -211,7 +281,7 @@ class MulticlassResults:
 
     @cached_property
     def statements(self) -> pd.Series:
-        """One sentence per class, each holding separately (at 1 - alpha, or 1 - alpha/|S| in guarantee mode)."""
+        """One sentence per class, each holding separately (at 1 - alpha; in guarantee mode at the Sidak level)."""
         out = {}
         for k, (name, row) in enumerate(self.rates.iterrows()):
             if self.shift is not None and k in self.shift.classes:
@@ -224,7 +294,7 @@ class MulticlassResults:
 
     @cached_property
     def joint_statement(self) -> str:
-        """One sentence for the recalls of :attr:`joint_classes` at once (Bonferroni)."""
+        """One sentence for the recalls of :attr:`joint_classes` at once (Sidak over independent classes)."""
         if self.split.holdout.size == 0:
             return NO_HOLDOUT_STATEMENT
         alpha, rates = self.model.alpha, self.rates
@@ -233,13 +303,15 @@ class MulticlassResults:
         if self.shift is not None:
             return (
                 f"With {level_percent(alpha)} confidence, jointly: {parts} (guarantee mode: order-statistic rule at "
-                f"alpha/{len(names)} per class, Bonferroni)."
+                f"level {level_percent(sidak(alpha, len(names)))} per class; the classes' held-out points are "
+                "independent, so the levels multiply (Sidak))."
             )
         if len(names) == 1:
             return f"With one statement the joint and the separate statement coincide: {parts}."
         return (
-            f"With {level_percent(alpha)} confidence, jointly: {parts} (Bonferroni: each bound at level "
-            f"{level_percent(alpha, len(names))}; held-out counts as above)."
+            f"With {level_percent(alpha)} confidence, jointly: {parts} (Sidak: each bound at level "
+            f"{level_percent(sidak(alpha, len(names)))}, the classes' held-out points being independent; "
+            "held-out counts as above)."
         )
 
     @cached_property
@@ -250,7 +322,7 @@ class MulticlassResults:
         rows = self.split.holdout
         y = self.model.y[rows]
         K = len(self.classes)
-        before = argmax_rule(self._fitted_scores[rows] - self.intercept + self.engine_fit.intercept)
+        before = argmax_rule(self.csvm_scores()[rows])
         after = argmax_rule(self._fitted_scores[rows])
         n, k_before = recall_counts(y, before, K)
         _, k_after = recall_counts(y, after, K)
@@ -273,8 +345,6 @@ class MulticlassResults:
 
     def summary(self, *, timing: bool = True) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
-        from csvm_stats.multiclass.summary import build_multiclass_summary
-
         return build_multiclass_summary(self, timing=timing)
 
     def __repr__(self) -> str:

@@ -7,19 +7,59 @@ matrix, the coefficients per class; caveats as footer notes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from csvm_stats.inference.certification import level_percent, round_down
+from csvm_stats.multiclass.certification import GuaranteeShift
+from csvm_stats.multiclass.probability import MulticlassCalibration
+from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.design import SampleSplit
+from csvm_stats.probability.fit_calibration import DEFAULT_FOLDS
 from csvm_stats.reporting.summary import Summary, _fmt, _key_values, _solver_table
 
-if TYPE_CHECKING:
-    from csvm_stats.multiclass.results import MulticlassResults
 
 
-def _model_table(res: MulticlassResults) -> pd.DataFrame:
+class MulticlassSummarySource(Protocol):
+    """What the report reads of a fit (:class:`~csvm_stats.multiclass.results.MulticlassResults` has it all)."""
+
+    model: Any
+    split: SampleSplit
+    engine_fit: Any
+    shift: GuaranteeShift | None
+    random_state: int
+
+    @property
+    def classes(self) -> list[Any]: ...
+    @property
+    def solver(self) -> SolveRecord: ...
+    @property
+    def is_linear(self) -> bool: ...
+    @property
+    def ready_calibration(self) -> MulticlassCalibration | None: ...
+    @property
+    def probability_agreement(self) -> float: ...
+    @property
+    def rates(self) -> pd.DataFrame: ...
+    @property
+    def statements(self) -> pd.Series: ...
+    @property
+    def joint_statement(self) -> str: ...
+    @property
+    def confusion(self) -> pd.DataFrame: ...
+    @property
+    def params(self) -> pd.DataFrame: ...
+    @property
+    def params_standardized(self) -> pd.DataFrame | None: ...
+    @property
+    def guarantee_cost(self) -> pd.DataFrame | None: ...
+    @property
+    def warnings(self) -> list[str]: ...
+
+
+def _model_table(res: MulticlassSummarySource) -> pd.DataFrame:
     model, split = res.model, res.split
     y = model.y
 
@@ -48,12 +88,20 @@ def _model_table(res: MulticlassResults) -> pd.DataFrame:
             "Margin (bound)": model.bound,
             "alpha": f"{model.alpha:g}",
             "Offsets": offsets,
-            "Probabilities": "not offered for several classes yet",
+            "Probabilities": _probability_line(res),
         }
     )
 
 
-def _recall_table(res: MulticlassResults) -> pd.DataFrame:
+def _probability_line(res: MulticlassSummarySource) -> str:
+    """The calibration of predict_proba, or the promise of a cross-fit (computed at the first predict_proba)."""
+    calibration = res.ready_calibration
+    if calibration is None:
+        return f"Venn-Abers one-vs-rest, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
+    return calibration.describe()
+
+
+def _recall_table(res: MulticlassSummarySource) -> pd.DataFrame:
     rows = {}
     for name, r in res.rates.iterrows():
         rows[name] = {
@@ -70,7 +118,7 @@ def _recall_table(res: MulticlassResults) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
+def _confusion_table(res: MulticlassSummarySource) -> pd.DataFrame:
     matrix = res.confusion
     frame = matrix.astype(str)
     frame.index = [f"true {c}" for c in matrix.index]
@@ -82,7 +130,7 @@ def _confusion_table(res: MulticlassResults) -> pd.DataFrame:
 MAX_COEFFICIENT_ROWS = 30
 
 
-def _coefficient_table(res: MulticlassResults) -> tuple[pd.DataFrame, int]:
+def _coefficient_table(res: MulticlassSummarySource) -> tuple[pd.DataFrame, int]:
     """The coefficient rows shown (at most :data:`MAX_COEFFICIENT_ROWS` features) and the number of features."""
     params = res.params
     features = params.index[:-1]
@@ -94,7 +142,7 @@ def _coefficient_table(res: MulticlassResults) -> tuple[pd.DataFrame, int]:
     return table, features.size
 
 
-def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> Summary:
+def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = True) -> Summary:
     """The report of a multiclass fit (module docstring)."""
     summary = Summary("Multiclass Constrained SVM (CSVM) Results")
     summary.add_df(_model_table(res), header=False, align="l", caption="Model and data")
@@ -112,8 +160,7 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
         summary.add_df(table, caption=f"Coefficients per class (original units; prediction = largest score{shown})")
     summary.add_text(
         f"Each per-class statement holds separately at {level_percent(res.model.alpha)}"
-        + ("" if res.shift is None else
-           f" ({level_percent(res.shift.alpha, len(res.shift.classes))} for the guaranteed classes)")
+        + ("" if res.shift is None else f" ({level_percent(res.shift.alpha_each)} for the guaranteed classes)")
         + "; the joint statement holds for its classes at once."
     )
     summary.add_text(
@@ -125,6 +172,13 @@ def build_multiclass_summary(res: MulticlassResults, *, timing: bool = True) -> 
         changes = "; ".join(f"{c}: {r['correct_csvm_offsets']}/{r['n']} -> {r['correct_guarantee_offsets']}/{r['n']}"
                             for c, r in cost.iterrows())
         summary.add_text(f"Guarantee mode: held-out correct counts with the CSVM's and the shifted offsets: {changes}.")
+    calibration = res.ready_calibration
+    if calibration is not None:
+        summary.add_text(
+            "predict_proba: the class of largest probability need not be the predicted class (the rule is the "
+            "argmax of the scores, each class's probability is calibrated on its own margin); they agree on "
+            f"{res.probability_agreement:.1%} of the {len(res.model.y)} fitted rows."
+        )
     for note in res.warnings:
         summary.add_text(note)
     return summary

@@ -50,11 +50,7 @@ class LabelCoding:
 
     def encode(self, labels: Any) -> np.ndarray:
         """Labels in the user's coding to a float array of -1/+1; unknown labels are an error."""
-        values = _as_series(labels)
-        if values.isna().any():
-            raise DataError(
-                f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
-            )
+        values, _ = response_values(labels)
         is_pos = values.to_numpy(dtype=object) == self.positive
         is_neg = values.to_numpy(dtype=object) == self.negative
         unknown = ~(is_pos | is_neg)
@@ -71,6 +67,16 @@ class LabelCoding:
         labels = np.where(np.asarray(signs) >= 0, self.positive, self.negative)
         out = pd.Series(labels, index=index, name=self.name, dtype=object)
         return out if self.dtype is None else out.astype(self.dtype)
+
+
+def response_values(labels: Any) -> tuple[pd.Series, str | None]:
+    """The response as a Series and its name; missing values are an error."""
+    values = _as_series(labels)
+    if values.isna().any():
+        raise DataError(
+            f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
+        )
+    return values, None if values.name is None else str(values.name)
 
 
 def _as_series(labels: Any) -> pd.Series:
@@ -107,12 +113,7 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
     second category of a Categorical). A Categorical must have exactly two
     categories; other label types exactly two distinct values.
     """
-    values = _as_series(labels)
-    name = None if values.name is None else str(values.name)
-    if values.isna().any():
-        raise DataError(
-            f"The response has {int(values.isna().sum())} missing value(s); remove or impute them before fitting."
-        )
+    values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):
         categories = tuple(values.cat.categories)
         if len(categories) != 2:

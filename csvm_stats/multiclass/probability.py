@@ -1,0 +1,205 @@
+r"""Calibrated probabilities for several classes: one-vs-rest inductive Venn-Abers on the class margins.
+
+The binary route (:mod:`csvm_stats.probability.fit_calibration`) calibrates one
+score. With K classes every class k gets its own score, the *margin*
+
+.. math:: m_k(x) = f^0_k(x) - \max_{l \ne k} f^0_l(x),
+
+(positive exactly when the CSVM's own offsets predict k), and its own
+:class:`~csvm_stats.probability.venn_abers.VennAbers` predictor fitted on the
+calibration pairs :math:`(m_k(x_i), [y_i = k])` (one-vs-rest Venn-Abers,
+Manokhin 2017). :math:`f^0` are the scores with the CSVM's optimal offsets,
+*before* a guarantee-mode shift: the guarantee shift is set on H, so scores
+that contain it would depend on the calibration points, while :math:`f^0`
+never does (the whole fit uses I and J only).
+
+* **Interval:** :math:`[p^0_k(x), p^1_k(x)]` is class k's one-vs-rest
+  Venn-Abers interval. Under exchangeability of the calibration points and the
+  new point one of its ends is a calibrated probability of
+  :math:`y = k` given :math:`m_k(x)` (Vovk, Petej and Fedorova 2015), for each
+  class separately; it is a statement about each class, not about the vector.
+* **Point probabilities:** the merged :math:`p_k = p^1_k / (1 - p^0_k + p^1_k)`
+  of each class, divided by their sum so that they add up to 1 (as Manokhin
+  does). The normalised :math:`p_k` need not lie in class k's interval.
+* **Route:** held-out (inductive, the guarantee above) when H has at least
+  :data:`~csvm_stats.probability.fit_calibration.MIN_HOLDOUT` points and
+  :data:`~csvm_stats.probability.fit_calibration.MIN_PER_CLASS` of every
+  class; else cross-fitted exactly as for two classes: the multiclass CSVM is
+  refitted with the same settings on stratified folds of :math:`I \cup J`, its
+  scores on each left-out fold together with the final fit's scores on H are
+  the calibration pairs, and the final fit's margins are calibrated on them (no
+  finite-sample guarantee: the fold models are not the final model).
+
+**Rule and probabilities.** The prediction is the argmax of the scores (with
+the guarantee shift, if any). Each :math:`p_k` is non-decreasing in
+:math:`m_k`, but the K calibration maps differ, so the class of largest
+probability need not be the predicted class: under recall requirements the
+rule deliberately favours the constrained classes. :meth:`MulticlassCalibration.agreement`
+gives the share of points on which the two agree (reported in the summary and
+measured in ``benchmarks/multiclass_probabilities.py``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.inference.bounds import CappedTargetWarning
+from csvm_stats.probability.fit_calibration import (
+    DEFAULT_FOLDS,
+    MIN_CALIBRATION,
+    MIN_HOLDOUT,
+    MIN_PER_CLASS,
+    _folds,
+    _refit_without,
+)
+from csvm_stats.optimization.solvers.base import SolveRecord
+from csvm_stats.preprocessing.design import SampleSplit
+from csvm_stats.probability.venn_abers import VennAbers, merge
+
+
+
+class CalibrationSource(Protocol):
+    """What the calibration reads of a fit (:class:`~csvm_stats.multiclass.results.MulticlassResults` has it all).
+
+    ``model`` is refitted on folds (copied, with other ``samples``) for the cross-fitted route.
+    """
+
+    model: Any
+    split: SampleSplit
+
+    @property
+    def classes(self) -> list[Any]: ...
+    @property
+    def solver(self) -> SolveRecord: ...
+
+    def csvm_scores(self, newdata: Any = None) -> np.ndarray: ...
+
+
+def class_margins(scores: np.ndarray) -> np.ndarray:
+    """``(n, K)`` margins :math:`m_k = f_k - \\max_{l \\ne k} f_l` of ``(n, K)`` scores."""
+    scores = np.asarray(scores, dtype=float)
+    order = np.sort(scores, axis=1)
+    best, second = order[:, -1:], order[:, -2:-1]
+    return scores - np.where(scores >= best, second, best)
+
+
+def normalised(p: np.ndarray) -> np.ndarray:
+    """Rows of positive numbers divided by their sums."""
+    return p / p.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class MulticlassCalibration:
+    """One-vs-rest Venn-Abers predictors on the class margins (module docstring).
+
+    ``predictors[k]`` calibrates class k's margin; ``method`` is
+    ``"held-out"`` or ``"cross-fitted"``; ``folds`` the number of refits (0
+    for held-out).
+    """
+
+    method: str
+    predictors: tuple[VennAbers, ...]
+    folds: int = 0
+
+    @property
+    def n(self) -> int:
+        """Calibration points (the same for every class)."""
+        return self.predictors[0].n
+
+    def interval(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(p0, p1)``, each ``(n, K)``: every class's one-vs-rest interval at the scores f^0."""
+        m = class_margins(scores)
+        ends = [va.interval(m[:, k]) for k, va in enumerate(self.predictors)]
+        return np.column_stack([e[0] for e in ends]), np.column_stack([e[1] for e in ends])
+
+    def predict(self, scores: np.ndarray) -> np.ndarray:
+        """``(n, K)`` probabilities: the merged one-vs-rest probabilities divided by their sum."""
+        return normalised(merge(*self.interval(scores)))
+
+    def agreement(self, scores: np.ndarray, rule_scores: np.ndarray) -> float:
+        """Share of rows whose class of largest probability is the rule's class (argmax of ``rule_scores``)."""
+        return float(np.mean(self.predict(scores).argmax(axis=1) == np.asarray(rule_scores).argmax(axis=1)))
+
+    def describe(self) -> str:
+        """One line for the summary: method and number of points."""
+        where = f"{self.n} held-out points" if self.method == "held-out" else f"{self.n} points, {self.folds} refits"
+        return f"Venn-Abers one-vs-rest on the class margins, {self.method} ({where}), normalised to sum to 1"
+
+
+def probability_frame(
+    calibration: MulticlassCalibration, scores: np.ndarray, index: pd.Index, classes: list, interval: bool
+) -> pd.DataFrame:
+    """:meth:`~csvm_stats.multiclass.results.MulticlassResults.predict_proba`'s table from the f^0 ``scores``: probabilities, or with the intervals.
+
+    ``interval=True``: columns ``(stat, class)``, ``stat`` in ``p0``, ``p1``
+    (one-vs-rest interval) and ``p`` (normalised probability).
+    """
+    columns = pd.Index(classes, name="class")
+    p0, p1 = calibration.interval(scores)
+    p = pd.DataFrame(normalised(merge(p0, p1)), index=index, columns=columns)
+    if not interval:
+        return p
+    parts = {"p0": pd.DataFrame(p0, index=index, columns=columns),
+             "p1": pd.DataFrame(p1, index=index, columns=columns), "p": p}
+    return pd.concat(parts, axis=1, names=["stat"])
+
+
+def holdout_is_enough(y_holdout: np.ndarray, n_classes: int) -> bool:
+    """True when H is large enough, with every class, for the held-out route."""
+    counts = np.bincount(y_holdout, minlength=n_classes)
+    return y_holdout.size >= MIN_HOLDOUT and bool(np.all(counts >= MIN_PER_CLASS))
+
+
+def planned_route(results: CalibrationSource) -> str:
+    """``"held-out"`` or ``"cross-fitted"``: the route :func:`calibration_pairs` takes, without computing it."""
+    y_holdout = results.model.y[results.split.holdout]
+    return "held-out" if holdout_is_enough(y_holdout, len(results.classes)) else "cross-fitted"
+
+
+def calibration_pairs(
+    results: CalibrationSource, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
+) -> tuple[str, np.ndarray, np.ndarray, int]:
+    """``(method, scores, labels, folds)``: the f^0 scores ``(n, K)`` and class positions to calibrate on."""
+    y, split, K = results.model.y, results.split, len(results.classes)
+    f0 = results.csvm_scores()
+    holdout = split.holdout
+    if planned_route(results) == "held-out":
+        return "held-out", f0[holdout], y[holdout], 0
+    rows = np.concatenate([split.train, split.anchor])
+    counts = np.bincount(y[rows], minlength=K)
+    n_folds = int(min(folds, counts.min()))
+    if y.size < MIN_CALIBRATION or n_folds < 2:
+        names = ", ".join(f"{c}: {int(n)}" for c, n in zip(results.classes, counts))
+        raise DataError(
+            f"calibrated probabilities need either a held-out sample of at least {MIN_HOLDOUT} points with "
+            f"{MIN_PER_CLASS} of every class, or at least 2 training and anchor points of every class to cross-fit "
+            f"(and {MIN_CALIBRATION} points in all); the training and anchor rows have {names}. Use more data."
+        )
+    scores, labels = [f0[holdout]], [y[holdout]]
+    for fold_rows in _folds(rows, y[rows], n_folds):
+        with warnings.catch_warnings():  # the fit itself already warned about capped targets
+            warnings.simplefilter("ignore", CappedTargetWarning)
+            refit = _refit_without(results, fold_rows, solver)
+        scores.append(refit.csvm_scores()[fold_rows])
+        labels.append(y[fold_rows])
+    return "cross-fitted", np.concatenate(scores), np.concatenate(labels), n_folds
+
+
+def calibrate_multiclass(
+    results: CalibrationSource, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
+) -> MulticlassCalibration:
+    """The one-vs-rest Venn-Abers calibration of ``results`` (module docstring)."""
+    return calibration_from_pairs(*calibration_pairs(results, folds=folds, solver=solver))
+
+
+def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
+    """One Venn-Abers predictor per class on the margins of ``scores`` (what :func:`calibration_pairs` returns)."""
+    m = class_margins(scores)
+    predictors = tuple(VennAbers.fit(m[:, k], labels == k) for k in range(scores.shape[1]))
+    return MulticlassCalibration(method, predictors, folds)
