@@ -9,6 +9,7 @@ the solvers' guarantees (relative gap 1e-7 requested, feasibility 1e-7).
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -101,20 +102,54 @@ def test_highs_refuses_a_quadratic_model():
         solvers.solve(problem.miqp, "highs")
 
 
-@pytest.mark.parametrize("counts_of", [None, "tpr"])
-def test_cardinality_route_equals_brute_force_over_all_subsets(counts_of):
-    X, y = _toy(110, 6, 2, seed=3)
+CARDINALITY_SOLVERS = [
+    "scip", "scip-tangents",
+    pytest.param("gurobi-oa", marks=needs_gurobi), pytest.param("gurobi-miqp", marks=needs_gurobi),
+]
+
+
+@functools.cache
+def _binary_brute_force(counts_of: str | None) -> tuple:
+    """Data and the best objective over all 3-subsets of 8 columns (computed once per constraint)."""
+    X, y = _toy(110, 8, 2, seed=3)
     X_i, y_i, X_j, y_j = X[:70], y[:70], X[70:], y[70:]
     counts = {} if counts_of is None else {"tpr": int((y_j > 0).sum())}
-    s = 2
     best = min(
         fit_csvm(X_i[:, S], y_i, X_j[:, S], y_j, C=1.0, min_counts=counts, big_m=None, solver="scip", options=TIGHT).objective
-        for S in map(list, itertools.combinations(range(6), s))
+        for S in map(list, itertools.combinations(range(8), 3))
     )
-    fit = fit_cardinality_csvm(X_i, y_i, X_j, y_j, max_features=s, C=1.0, min_counts=counts, solver="scip", options=TIGHT)
+    return X_i, y_i, X_j, y_j, counts, best
+
+
+@pytest.mark.parametrize("solver", CARDINALITY_SOLVERS)
+@pytest.mark.parametrize("counts_of", [None, "tpr"])
+def test_cardinality_route_equals_brute_force_over_all_subsets(counts_of, solver):
+    """Every backend, each with the perspective relaxation of the budget (MIQP.perspective)."""
+    X_i, y_i, X_j, y_j, counts, best = _binary_brute_force(counts_of)
+    s = 3
+    fit = fit_cardinality_csvm(X_i, y_i, X_j, y_j, max_features=s, C=1.0, min_counts=counts, solver=solver, options=TIGHT)
     assert fit.screening.exact
     assert fit.selected.size <= s
     assert _objective_rel_close(fit.objective, best, 1e-5)
+
+
+def test_cardinality_budget_records_perspective_pairs_for_the_quadratic_terms_only():
+    from csvm_stats.optimization.problem import build_l1_primal, with_cardinality, with_group_cardinality
+
+    X, y = _toy(60, 5, 2, seed=8)
+    l2 = with_cardinality(build_primal(X[:40], y[:40], X[40:], y[40:], C=1.0, min_counts={}, big_m=None,
+                                       sample_weight=np.ones(40), upper=50.0), 2).miqp
+    w, v = l2.blocks["w"], l2.blocks["v"]
+    assert np.array_equal(l2.perspective, np.column_stack([np.arange(w.start, w.stop), np.arange(v.start, v.stop)]))
+    l1 = with_cardinality(build_l1_primal(X[:40], y[:40], X[40:], y[40:], C=1.0, min_counts={}, big_m=None,
+                                          sample_weight=np.ones(40), upper=50.0), 2).miqp
+    assert l1.perspective is None  # a linear objective has no epigraph to strengthen
+    # a group (one binary for several variables) pairs each quadratic member with the group's binary
+    grouped = with_group_cardinality(
+        build_primal(X[:40], y[:40], X[40:], y[40:], C=1.0, min_counts={}, big_m=None,
+                     sample_weight=np.ones(40), upper=50.0).miqp, np.array([[0, 1], [2, 3]]), 1)
+    assert grouped.perspective.tolist() == [[0, grouped.n_vars - 2], [1, grouped.n_vars - 2],
+                                            [2, grouped.n_vars - 1], [3, grouped.n_vars - 1]]
 
 
 def test_cardinality_route_screens_many_columns_and_says_so():
@@ -362,3 +397,64 @@ def test_small_simulation_finds_the_true_features_and_statements_hold():
         failures += population.true_rates(w, b)["tpr"] < res.rates.loc["tpr", "lower"]
     assert found >= reps - 3  # the exact selection in all but at most 3 repetitions
     assert failures <= int(binom.ppf(0.999, reps, alpha))
+
+
+def test_nested_cv_chooses_s_in_the_outer_loop_without_reading_the_holdout():
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.models.tuning import NestedCVResult, nested_cv_sparsity
+
+    X, y = _toy(240, 12, 2, seed=21)
+    model = CSVM(y > 0, X, tpr_min=0.8, bound="binomial", max_features=1)
+    result = nested_cv_sparsity(model, [1, 2], outer_folds=3, inner_folds=2, random_state=5)
+    assert isinstance(result, NestedCVResult) and result.protocol == "sparse"
+    assert len(result.folds) == 3 and set(result.folds["max_features"]) <= {1, 2}
+    assert (result.folds["n_selected"] <= result.folds["max_features"]).all()
+    assert result.folds[["tpr", "tnr", "acc"]].notna().all().all()
+    split = model._split(5)
+    used = np.sort(np.concatenate([split.train, split.anchor]))
+    assert np.array_equal(np.sort(np.concatenate([test for _, test in result.splits])), used)
+    for train, test in result.splits:  # outer test folds are disjoint from the rows the choice used
+        assert not set(train) & set(test)
+    assert list(result.summary().index) == [result.folds["model"].iloc[0]]
+    # the held-out rows are never read: scrambling their predictors changes nothing (the split depends on y only)
+    X2 = X.copy()
+    X2[split.holdout] = np.random.default_rng(0).normal(size=(split.holdout.size, X.shape[1])) * 100
+    again = nested_cv_sparsity(CSVM(y > 0, X2, tpr_min=0.8, bound="binomial", max_features=1), [1, 2],
+                               outer_folds=3, inner_folds=2, random_state=5)
+    assert again.folds["max_features"].tolist() == result.folds["max_features"].tolist()
+    assert np.allclose(again.folds[["tpr", "tnr", "acc"]], result.folds[["tpr", "tnr", "acc"]])
+
+
+@functools.cache
+def _multiclass_brute_force() -> tuple:
+    """Three classes, 7 columns, a recall requirement; the best objective over all 2-subsets (computed once)."""
+    from csvm_stats.multiclass.engine import fit_multiclass_csvm
+
+    rng = np.random.default_rng(5)
+    n, p, K = 120, 7, 3
+    y = rng.integers(0, K, n)
+    X = rng.normal(size=(n, p))
+    X[:, :4] += 0.6 * np.eye(K)[y] @ rng.normal(size=(K, 4))  # weak class signal spread over four columns
+    X_i, y_i, X_j, y_j = X[:80], y[:80], X[80:], y[80:]
+    counts = {1: int((y_j == 1).sum()) - 1}
+    best = min(
+        fit_multiclass_csvm(X_i[:, S], y_i, X_j[:, S], y_j, K, C=1.0, min_counts=counts, big_m=None, solver="scip",
+                            options=TIGHT).record.objective
+        for S in map(list, itertools.combinations(range(p), 2))
+    )
+    return X_i, y_i, X_j, y_j, K, counts, best
+
+
+@pytest.mark.parametrize("solver", CARDINALITY_SOLVERS)
+def test_multiclass_gene_list_equals_brute_force_over_all_subsets(solver):
+    """One budget shared by the class columns: the best s-subset of columns for the multiclass CSVM."""
+    from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
+
+    X_i, y_i, X_j, y_j, K, counts, best = _multiclass_brute_force()
+    s = 2
+    fit = fit_multiclass_cardinality(X_i, y_i, X_j, y_j, K, max_features=s, C=1.0, min_counts=counts, solver=solver,
+                                     options=TIGHT)
+    assert fit.screening.exact and fit.selected.size <= s
+    assert _objective_rel_close(fit.record.objective, best, 1e-5)
+    scores = X_j @ fit.coef.T + fit.intercept  # the fit reads only the selected columns
+    assert np.allclose(scores, X_j[:, fit.selected] @ fit.coef[:, fit.selected].T + fit.intercept)

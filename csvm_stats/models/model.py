@@ -294,6 +294,7 @@ class CSVM:
         guarantee: bool | str = False,
         warm_start: bool = True,
         sparse_start: tuple[np.ndarray, float] | None = None,
+        clock: str = "wall",
     ) -> CSVMResults:
         """Split, solve and certify; return a new :class:`CSVMResults`.
 
@@ -305,14 +306,18 @@ class CSVM:
         the true rate is at least its target with probability 1 - alpha.
         ``sparse_start`` (sparse fits only) is a start (w, b) on the
         standardised columns, e.g. the previous point of
-        :func:`csvm_stats.sparse.path.sparsity_path`.
+        :func:`csvm_stats.sparse.path.sparsity_path`. ``clock="cpu"`` makes
+        ``time_limit`` count CPU seconds of this process where the backend
+        supports it (:class:`~csvm_stats.optimization.solvers.SolverOptions`).
         """
         if sparse_start is not None and not self.sparse:
             raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")
         check_fit_options(solver=solver, solver_names=SOLVERS, random_state=random_state, warm_start=warm_start)
         guaranteed = self._guaranteed_rate(guarantee)
         seed = resolve_seed(random_state)
-        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed)
+        options = SolverOptions(
+            time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed, clock=clock
+        )
         split = self._split(seed)
         if guaranteed is not None:
             if split.holdout.size == 0:

@@ -85,6 +85,17 @@ class MIQP:
     :math:`t_k \ge 2 a_k x_k - a_k^2` from the start: at the plain SVM's
     solution they lift the first LP bound to about the SVM's optimum (the
     linearisation of a convex objective at its minimiser has the same minimum).
+
+    ``perspective`` (optional, integer array of shape (m, 2)) lists pairs
+    :math:`(k, v)` of a variable with a quadratic term and a binary such that
+    the rows force :math:`x_k = 0` whenever :math:`x_v = 0` (the feature
+    indicators of :func:`with_cardinality`). A backend may then replace the
+    epigraph :math:`t_k \ge x_k^2` by its perspective
+    :math:`t_k x_v \ge x_k^2` (a rotated second-order cone; as cuts,
+    :math:`t_k \ge 2 a x_k - a^2 x_v` for every a): it has the same integer
+    points and its relaxation is the convex hull of the on/off set
+    (Frangioni and Gentile 2006; Guenluek and Linderoth 2010), far tighter
+    than the big-M rows alone. Backends that ignore it solve the same model.
     """
 
     Q: sp.csr_matrix
@@ -100,6 +111,7 @@ class MIQP:
     start: np.ndarray | None = field(default=None, repr=False)
     tangent_points: tuple[np.ndarray, ...] = field(default=(), repr=False)
     csvm: CSVMData | None = field(default=None, repr=False)
+    perspective: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_vars(self) -> int:
@@ -432,32 +444,56 @@ def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
 
     New variables :math:`v_f \in \{0, 1\}` (block ``v``) with
     :math:`|w_f| \le M_f v_f` and :math:`\sum_f v_f \le s`, so that at most s
-    coefficients are non-zero. :math:`M_f` is the bound on :math:`|w_f|` the
-    problem already carries (from the valid tightening of
-    :func:`build_primal` / :func:`build_l1_primal` given a feasible point with
-    at most s non-zeros), so the budget removes no solution that could be
-    optimal; every bound must be finite. A start is extended by
-    :math:`v_f = [w_f \ne 0]`.
+    coefficients are non-zero (:func:`with_group_cardinality` with one group
+    per column: ``w_f``, or ``w_pos_f`` and ``w_neg_f`` of the L1 primal).
+    :math:`M_f` is the bound on :math:`|w_f|` the problem already carries (from
+    the valid tightening of :func:`build_primal` / :func:`build_l1_primal`
+    given a feasible point with at most s non-zeros), so the budget removes no
+    solution that could be optimal; every bound must be finite. For the L2
+    objective the pairs :math:`(w_f, v_f)` are recorded as
+    :attr:`MIQP.perspective`, so backends can use the perspective relaxation
+    :math:`t_f v_f \ge w_f^2`.
     """
     miqp = problem.miqp
     names = coefficient_blocks(miqp)
     p = miqp.blocks[names[0]].stop - miqp.blocks[names[0]].start
+    members = np.column_stack([miqp.blocks[name].start + np.arange(p) for name in names])
+    return CSVMProblem(with_group_cardinality(miqp, members, max_features), problem.big_m, problem.exact)
+
+
+def with_group_cardinality(miqp: MIQP, members: np.ndarray, max_features: int) -> MIQP:
+    r"""At most ``max_features`` groups of variables may be non-zero: one binary per group.
+
+    ``members`` is an integer array of shape (p, m): row f lists the m
+    variables of group f (a column's coefficient, or its coefficients in
+    every class of a multiclass model: a gene list shared by all classes).
+    New binaries :math:`v_f` (block ``v``) with :math:`|x_k| \le M_k v_f` for
+    every member k of group f and :math:`\sum_f v_f \le s`. :math:`M_k` is the
+    bound on :math:`|x_k|` the problem already carries, which must be finite
+    and valid for every solution that could be optimal (the tightening from a
+    feasible start with at most s non-zero groups). Members with a quadratic
+    objective term become :attr:`MIQP.perspective` pairs :math:`(x_k, v_f)`:
+    each :math:`t_k v_f \ge x_k^2` is valid because :math:`x_k = 0` when
+    :math:`v_f = 0`. A start is extended by
+    :math:`v_f = [\text{some member} \ne 0]`.
+    """
+    members = np.asarray(members, dtype=int)
+    p, m = members.shape
     n = miqp.n_vars
-    m_f = np.zeros(p)
-    for name in names:
-        block = miqp.blocks[name]
-        m_f = np.maximum(m_f, np.maximum(-miqp.lb[block], miqp.ub[block]))
-    if not np.all(np.isfinite(m_f)):
-        raise ValueError("with_cardinality needs finite bounds on w (build the problem with upper=...).")
+    bound = np.maximum(-miqp.lb, miqp.ub)
+    if not np.all(np.isfinite(bound[members])):
+        raise ValueError("a cardinality budget needs finite bounds on the grouped variables (build with upper=...).")
+    group = np.repeat(np.arange(p), m)
+    flat = members.ravel()
     rows, row_hi = [], []
-    for name in names:
-        block = miqp.blocks[name]
-        for sign in (1.0, -1.0):
-            if sign < 0 and np.all(miqp.lb[block] >= 0):
-                continue  # a non-negative block needs only x_f <= M_f v_f
-            x_part = sp.csr_matrix((np.full(p, sign), (np.arange(p), block.start + np.arange(p))), shape=(p, n))
-            rows.append(sp.hstack([x_part, sp.diags(-m_f)]))
-            row_hi.append(np.zeros(p))
+    for sign in (1.0, -1.0):
+        keep = np.ones(flat.size, dtype=bool) if sign > 0 else miqp.lb[flat] < 0  # x >= 0 needs only x <= M v
+        r = int(keep.sum())
+        rows.append(sp.csr_matrix(
+            (np.r_[np.full(r, sign), -bound[flat[keep]]], (np.r_[np.arange(r), np.arange(r)], np.r_[flat[keep], n + group[keep]])),
+            shape=(r, n + p),
+        ))
+        row_hi.append(np.zeros(r))
     budget = sp.csr_matrix(np.r_[np.zeros(n), np.ones(p)][None, :])
     A = sp.vstack([sp.hstack([miqp.A, sp.csr_matrix((miqp.A.shape[0], p))]), *rows, budget]).tocsr()
     indicators = miqp.indicators
@@ -466,8 +502,12 @@ def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
         indicators = Indicators(indicators.binary, ind_A, indicators.rhs)
     start = miqp.start
     if start is not None:
-        start = np.r_[start, (np.abs(read_coefficients(miqp, start)) > 0).astype(float)]
-    miqp = MIQP(
+        start = np.r_[start, (np.abs(start[members]) > 0).any(axis=1).astype(float)]
+    quadratic = miqp.Q.diagonal()[flat] != 0
+    pairs = np.column_stack([flat, n + group])[quadratic]
+    if miqp.perspective is not None:
+        pairs = np.vstack([miqp.perspective, pairs])
+    return MIQP(
         Q=sp.block_diag([miqp.Q, sp.csr_matrix((p, p))]).tocsr(),
         c=np.r_[miqp.c, np.zeros(p)],
         A=A,
@@ -480,5 +520,6 @@ def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
         indicators=indicators,
         start=start,
         tangent_points=tuple(np.r_[t, np.zeros(p)] for t in miqp.tangent_points),
+        csvm=None,
+        perspective=pairs if pairs.size else None,
     )
-    return CSVMProblem(miqp, problem.big_m, problem.exact)

@@ -20,6 +20,12 @@ def finite_or_none(v: float) -> float | None:
     return None if not np.isfinite(v) else float(v)
 
 
+def perspective_partners(problem, index: np.ndarray) -> list[int | None]:
+    """For each quadratic variable in ``index``: the binary of its :attr:`MIQP.perspective` pair, or ``None``."""
+    pairs = {} if problem.perspective is None else {int(k): int(v) for k, v in problem.perspective}
+    return [pairs.get(int(k)) for k in index]
+
+
 def sparse_rows(A: sp.csr_matrix) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(column indices, values)`` for each row of a CSR matrix."""
     A = A.tocsr()

@@ -48,7 +48,8 @@ class SolverOptions:
     an objective error e moves w by about sqrt(e)); ``threads=None`` lets the
     solver decide. ``clock`` is what ``time_limit`` counts: ``"wall"`` seconds
     or ``"cpu"`` seconds of this process (fair under machine load; SCIP and
-    bnb honour it, Gurobi always counts wall time).
+    bnb honour it, Gurobi through a callback that stops the search, HiGHS
+    counts wall time).
     """
 
     time_limit: float = 300.0

@@ -11,6 +11,11 @@ r"""Gurobi backend through gurobipy, in two formulations.
     true problem up to the cut tolerance) and as user cuts at fractional nodes.
     Its best bound is a valid lower bound of the true objective.
 
+A variable with a :attr:`~csvm_stats.optimization.problem.MIQP.perspective`
+binary v gets, in ``oa``, the perspective cuts :math:`t_k \ge 2 a x_k - a^2 v`
+(:math:`a = x_k / v` at a node with v > 0) and, in ``miqp``, the rotated cone
+:math:`x_k^2 \le t_k v` in place of its objective term.
+
 The pip licence of gurobipy allows at most 200 variables once the objective is
 quadratic and 2000 variables or constraints for a linear model; the licence
 error (errno 10010) appears only at ``optimize()``. ``formulation="auto"`` tries
@@ -28,12 +33,13 @@ import numpy as np
 
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers._common import Stopwatch, solve_record, sparse_rows
-from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
+from csvm_stats.optimization.solvers._common import Stopwatch, perspective_partners, solve_record, sparse_rows
+from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
 CUT_TOL = 1e-7  # relative violation of t_k >= x_k^2 that triggers a cut (at most feasibility_tol / 100)
 FORMULATIONS: tuple[str, ...] = ("auto", "miqp", "oa")
+PERSPECTIVE_MIN = 1e-6  # smallest v at which a perspective cut is formed (a = x / v)
 
 
 def _import_gurobi():
@@ -106,12 +112,7 @@ class GurobiBackend:
                 x = self._build_linear_part(model, problem, gp)
                 cuts = _TangentCuts(model, problem, x, gp, min(CUT_TOL, options.feasibility_tol / 100)) if outer_approximation else None
                 if cuts is None:
-                    Q = problem.Q.tocoo()
-                    model.setObjective(
-                        gp.quicksum(float(v) * x[int(i)] * x[int(j)] for i, j, v in zip(Q.row, Q.col, Q.data))
-                        + gp.quicksum(float(problem.c[k]) * x[k] for k in np.flatnonzero(problem.c)),
-                        gp.GRB.MINIMIZE,
-                    )
+                    model.setObjective(_quadratic_objective(model, problem, x, gp), gp.GRB.MINIMIZE)
                 if cuts is not None:
                     cuts.add_tangents(problem.tangent_points)
                 if problem.start is not None:
@@ -119,11 +120,12 @@ class GurobiBackend:
                     if cuts is not None:
                         cuts.set_start(problem.start)
                 converged = True
+                stopper = _CpuLimit(watch, options.time_limit) if options.clock == "cpu" else None
                 try:
                     if cuts is not None and problem.binary.size == 0:
-                        converged = cuts.kelley(watch, options.time_limit)  # an LP: Gurobi calls no MIP callback
+                        converged = cuts.kelley(watch, options.time_limit, CLOCKS.index(options.clock))  # an LP: no MIP callback
                     else:
-                        model.optimize(cuts.callback if cuts is not None else None)
+                        model.optimize(_callback(cuts, stopper))
                 except gp.GurobiError as err:
                     if err.errno == LICENSE_ERRNO:
                         raise LicenseLimitError(
@@ -134,6 +136,8 @@ class GurobiBackend:
                     raise SolverError(f"Gurobi failed: {err}") from err
                 wall, cpu = watch.elapsed()
                 status = _status(model, gp)
+                if stopper is not None and stopper.fired and status is Status.INTERRUPTED:
+                    status = Status.TIME_LIMIT if model.SolCount > 0 else Status.NO_SOLUTION
                 if status is Status.OPTIMAL and not converged:  # the cutting-plane loop stopped short
                     status = Status.TIME_LIMIT
                 values = np.asarray(x.X, dtype=float) if status.has_solution else None
@@ -149,7 +153,8 @@ class GurobiBackend:
 
     @staticmethod
     def _set_params(model, options: SolverOptions) -> None:
-        model.Params.TimeLimit = float(options.time_limit)
+        # with clock="cpu" the limit is enforced by _CpuLimit in the callback (Gurobi counts wall time only)
+        model.Params.TimeLimit = float(options.time_limit) if options.clock == "wall" else _import_gurobi().GRB.INFINITY
         model.Params.MIPGap = float(options.mip_gap)
         model.Params.FeasibilityTol = max(1e-9, float(options.feasibility_tol))
         model.Params.Seed = int(options.seed)
@@ -182,6 +187,51 @@ class GurobiBackend:
         return x
 
 
+def _quadratic_objective(model, problem: MIQP, x, gp):
+    """x'Qx + c'x, each diagonal term with a perspective binary v as t_k subject to x_k^2 <= t_k v."""
+    Q = problem.Q.tocoo()
+    xs = x.tolist()
+    partners = perspective_partners(problem, Q.row)
+    terms = []
+    for i, j, q, v in zip(Q.row, Q.col, Q.data, partners):
+        if i == j and v is not None:
+            t = model.addVar(lb=0.0)
+            model.addQConstr(xs[int(i)] * xs[int(i)] <= t * xs[v])
+            terms.append(float(q) * t)
+        else:
+            terms.append(float(q) * xs[int(i)] * xs[int(j)])
+    return gp.quicksum(terms) + gp.quicksum(float(problem.c[k]) * xs[k] for k in np.flatnonzero(problem.c))
+
+
+class _CpuLimit:
+    """Stop the solve once this process has used ``limit`` CPU seconds (``SolverOptions.clock="cpu"``).
+
+    Checked at every callback; the stop is reported as the time limit, not as an interruption.
+    """
+
+    def __init__(self, watch: Stopwatch, limit: float) -> None:
+        self.watch, self.limit, self.fired = watch, float(limit), False
+
+    def __call__(self, model, where) -> None:
+        if not self.fired and self.watch.elapsed()[1] >= self.limit:
+            self.fired = True
+            model.terminate()
+
+
+def _callback(cuts: "_TangentCuts | None", stopper: _CpuLimit | None):
+    """The callback Gurobi runs: the tangent cuts and/or the CPU-time limit (``None`` when neither)."""
+    if cuts is None and stopper is None:
+        return None
+
+    def callback(model, where) -> None:
+        if cuts is not None:
+            cuts.callback(model, where)
+        if stopper is not None:
+            stopper(model, where)
+
+    return callback
+
+
 class _TangentCuts:
     """Epigraph variables t_k >= x_k^2 kept as lazily generated tangent cuts."""
 
@@ -194,6 +244,8 @@ class _TangentCuts:
         self.gp = gp
         self.model = model
         self.xq = [x.tolist()[k] for k in index]
+        self.vq = [None if v is None else x.tolist()[v] for v in perspective_partners(problem, index)]
+        self.has_v = np.array([v is not None for v in self.vq], dtype=bool)
         t = model.addMVar(index.size, lb=0.0)
         self.t = t.tolist()
         model.setObjective(problem.c @ x + Q.data[keep] @ t, gp.GRB.MINIMIZE)
@@ -203,7 +255,18 @@ class _TangentCuts:
         self.tol = tol
 
     def _cut(self, k: int, a: float):
+        """The tangent at a, or the perspective cut t_k >= 2 a x_k - a^2 v_k (valid for every a)."""
+        if self.vq[k] is not None:
+            return self.t[k] >= 2.0 * a * self.xq[k] - a * a * self.vq[k]
         return self.t[k] >= 2.0 * a * self.xq[k] - a * a
+
+    def _separate(self, xv: np.ndarray, tv: np.ndarray, vv: np.ndarray | None, tol: float, add) -> None:
+        """Cut every k with x_k^2 / v_k - t_k above ``tol`` (relative); v = 1 without a perspective pair."""
+        v = np.ones_like(xv) if vv is None else np.where(self.has_v & (vv > PERSPECTIVE_MIN), vv, 1.0)
+        square = xv * xv / v
+        for k in np.flatnonzero(square - tv > tol * np.maximum(1.0, square)):
+            add(self._cut(int(k), float(xv[k] / v[k])))
+            self.n_cuts += 1
 
     def set_start(self, start: np.ndarray) -> None:
         """Start t at x_k^2 (the start's tangent, among the tangent points, keeps it feasible)."""
@@ -218,19 +281,19 @@ class _TangentCuts:
                 self.model.addConstr(self._cut(k, float(point[var.index])))
                 self.n_cuts += 1
 
-    def kelley(self, watch: Stopwatch, time_limit: float, max_rounds: int = 500, keep: int = 4) -> bool:
+    def kelley(self, watch: Stopwatch, time_limit: float, clock: int = 0, max_rounds: int = 500, keep: int = 4) -> bool:
         """Cutting-plane loop for a problem without binaries: solve, cut, repeat.
 
         Only the ``keep`` newest cuts of each coordinate stay in the model (the
         tangents nearest the optimum), so it stays within the size-limited licence.
         Returns whether the last point meets every epigraph within the cut
-        tolerance; ``False`` when the round limit or the time limit (wall time
-        of the whole loop) stopped it first.
+        tolerance; ``False`` when the round limit or the time limit (of the
+        whole loop; ``clock`` 0 wall, 1 CPU time, as ``Stopwatch.elapsed``) stopped it first.
         """
         model = self.model
         history: list[list] = [[] for _ in self.xq]
         for _ in range(max_rounds):
-            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[0])
+            model.Params.TimeLimit = max(0.0, time_limit - watch.elapsed()[clock])
             model.optimize()
             if model.Status != self.gp.GRB.OPTIMAL:
                 return False
@@ -239,7 +302,7 @@ class _TangentCuts:
             violated = np.flatnonzero(xv * xv - tv > self.tol * np.maximum(1.0, xv * xv))
             if violated.size == 0:
                 return True
-            if watch.elapsed()[0] >= time_limit:
+            if watch.elapsed()[clock] >= time_limit:
                 return False
             for k in violated:
                 history[k].append(model.addConstr(self._cut(int(k), float(xv[k]))))
@@ -250,16 +313,12 @@ class _TangentCuts:
 
     def callback(self, model, where) -> None:
         gp = self.gp
-        if where == gp.GRB.Callback.MIPSOL:
+        if where == gp.GRB.Callback.MIPSOL:  # a candidate incumbent must meet t_k >= x_k^2 itself
             xv = np.asarray(model.cbGetSolution(self.xq))
             tv = np.asarray(model.cbGetSolution(self.t))
-            add, tol = model.cbLazy, self.tol
+            self._separate(xv, tv, None, self.tol, model.cbLazy)
         elif where == gp.GRB.Callback.MIPNODE and model.cbGet(gp.GRB.Callback.MIPNODE_STATUS) == gp.GRB.OPTIMAL:
             xv = np.asarray(model.cbGetNodeRel(self.xq))
             tv = np.asarray(model.cbGetNodeRel(self.t))
-            add, tol = model.cbCut, 1e-4
-        else:
-            return
-        for k in np.flatnonzero(xv * xv - tv > tol * np.maximum(1.0, xv * xv)):
-            add(self._cut(int(k), float(xv[k])))
-            self.n_cuts += 1
+            vv = np.asarray(model.cbGetNodeRel([v if v is not None else self.xq[0] for v in self.vq])) if self.has_v.any() else None
+            self._separate(xv, tv, vv, 1e-4, model.cbCut)

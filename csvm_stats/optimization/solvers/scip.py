@@ -6,7 +6,10 @@ each quadratic variable gets its own epigraph, :math:`t_k \\ge x_k^2`, and the
 objective is :math:`\\sum_k Q_{kk} t_k + c^\\top x`: SCIP separates each
 one-dimensional convex constraint with gradient cuts, which gives a tighter
 relaxation than a single epigraph of the whole sum. A non-diagonal Q (the
-partial dual) gets one epigraph :math:`t \\ge x^\\top Q x`.
+partial dual) gets one epigraph :math:`t \\ge x^\\top Q x`. A variable with a
+:attr:`~csvm_stats.optimization.problem.MIQP.perspective` binary v gets the
+perspective :math:`x_k^2 \\le t_k v` (a rotated cone) instead, and its cuts are
+the perspective cuts :math:`t_k \\ge 2 a x_k - a^2 v`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import numpy as np
 from csvm_stats.exceptions import SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.scip_tangents import make_tangent_handler
-from csvm_stats.optimization.solvers._common import Stopwatch, finite_or_none, solve_record, sparse_rows
+from csvm_stats.optimization.solvers._common import (
+    Stopwatch, finite_or_none, perspective_partners, solve_record, sparse_rows,
+)
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 
 _STATUS = {
@@ -179,7 +184,8 @@ class ScipBackend:
             idx, q = Q.row[keep], Q.data[keep]
             ts = [model.addVar(lb=0.0, obj=float(qk)) for qk in q]
             xs = [x[int(k)] for k in idx]
-            handler = make_tangent_handler(scip, xs, ts, 2.0 * options.feasibility_tol)()
+            vs = [None if v is None else x[v] for v in perspective_partners(problem, idx)]
+            handler = make_tangent_handler(scip, xs, ts, 2.0 * options.feasibility_tol, vs)()
             model.includeConshdlr(
                 handler, "csvm_tangents", "t_k >= x_k^2 by tangent cuts", sepapriority=1, enfopriority=-1,
                 chckpriority=-1, sepafreq=1, propfreq=-1, eagerfreq=-1, maxprerounds=0, needscons=True,
@@ -191,8 +197,8 @@ class ScipBackend:
             keep = Q.data != 0
             idx, q = Q.row[keep], Q.data[keep]
             ts = [model.addVar(lb=0.0, obj=float(qk)) for qk in q]
-            for t, k in zip(ts, idx):
-                model.addCons(x[int(k)] * x[int(k)] <= t)
+            for t, k, v in zip(ts, idx, perspective_partners(problem, idx)):
+                model.addCons(x[int(k)] * x[int(k)] <= (t if v is None else t * x[v]))
             _add_tangents(model, problem, x, ts, idx)
             return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "epigraph per coordinate (t_k >= w_k^2)")
         t = model.addVar(lb=0.0, obj=1.0)
@@ -202,11 +208,15 @@ class ScipBackend:
 
 
 def _add_tangents(model, problem: MIQP, x: list, ts: list, idx: np.ndarray) -> None:
-    """Tangent cuts t_k >= 2 a_k x_k - a_k^2 at the problem's tangent points (all valid)."""
+    """Tangent cuts t_k >= 2 a_k x_k - a_k^2 (perspective: - a_k^2 v) at the problem's tangent points (all valid)."""
+    partners = perspective_partners(problem, idx)
     for point in problem.tangent_points:
-        for t, k in zip(ts, idx):
+        for t, k, v in zip(ts, idx, partners):
             a = float(point[int(k)])
-            model.addCons(t - 2.0 * a * x[int(k)] >= -a * a)
+            if v is None:
+                model.addCons(t - 2.0 * a * x[int(k)] >= -a * a)
+            else:
+                model.addCons(t - 2.0 * a * x[int(k)] + a * a * x[v] >= 0.0)
 
 
 class _Epigraph:
