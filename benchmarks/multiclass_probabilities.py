@@ -43,7 +43,8 @@ from sklearn.model_selection import train_test_split
 from csvm_stats.exceptions import InfeasibleConstraintsError
 from csvm_stats.inference.bounds import CappedTargetWarning
 from csvm_stats.models.model import CSVM
-from csvm_stats.multiclass.probability import calibration_from_pairs, calibration_pairs, class_margins, normalised
+from csvm_stats.multiclass.certification import rival_margins
+from csvm_stats.multiclass.probability import calibration_from_pairs, calibration_pairs, normalised
 from csvm_stats.multiclass.simulation import GaussianMulticlass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -108,8 +109,8 @@ def one_run(name: str, frame: pd.DataFrame, formula: str, targets: dict, seed: i
     p_va = calibration.predict(res.csvm_scores(test))
     y = np.array([res.classes.index(v) for v in test[response]])
     rule = res.decision_function(test).to_numpy().argmax(axis=1)
-    new_margins = class_margins(res.csvm_scores(test))
-    cal_margins = class_margins(cal_scores)
+    new_margins = rival_margins(res.csvm_scores(test))
+    cal_margins = rival_margins(cal_scores)
     truth = bayes_posterior(test[["x1", "x2"]].to_numpy()) if name.startswith("Gaussian") else None
     rows = []
     for m in METHODS:

@@ -16,7 +16,7 @@ from csvm_stats.interfaces import r_api
 from csvm_stats.interfaces.cli import EXIT_OK, main
 from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
 from csvm_stats.models.model import CSVM
-from csvm_stats.multiclass.probability import class_margins
+from csvm_stats.multiclass.certification import rival_margins
 from csvm_stats.multiclass.r_entry import fit_multiclass
 from csvm_stats.multiclass.simulation import GaussianMulticlass
 from csvm_stats.probability.venn_abers import VennAbers
@@ -49,9 +49,9 @@ def large_fit():
     return X, y, CSVM(y, X, recall_min={1: 0.9}, bound="binomial").fit(random_state=0, solver="scip")
 
 
-def test_margins_are_each_score_minus_its_best_rival():
+def test_rival_margins_are_each_score_minus_its_best_rival():
     scores = np.array([[1.0, 3.0, 2.0], [0.0, 0.0, -1.0]])
-    np.testing.assert_allclose(class_margins(scores), [[-2.0, 1.0, -1.0], [0.0, 0.0, -1.0]])
+    np.testing.assert_allclose(rival_margins(scores), [[-2.0, 1.0, -1.0], [0.0, 0.0, -1.0]])
 
 
 def test_held_out_route_is_venn_abers_on_the_held_out_margins(large_fit):
@@ -59,7 +59,7 @@ def test_held_out_route_is_venn_abers_on_the_held_out_margins(large_fit):
     cal = res.calibration
     assert cal.method == "held-out" and cal.folds == 0 and cal.n == res.split.holdout.size
     h = res.split.holdout
-    m = class_margins(res.decision_function().to_numpy()[h])
+    m = rival_margins(res.decision_function().to_numpy()[h])
     for k, va in enumerate(cal.predictors):
         expected = VennAbers.fit(m[:, k], y[h] == k)
         np.testing.assert_array_equal(va.scores, expected.scores)

@@ -177,24 +177,29 @@ car_table["lower 95%"] = [clopper_pearson_lower(k, n, 0.05) for k, n in zip(car_
 print(car_table.pivot(index="class", columns="method", values="recall").loc[car_fit.classes].round(3))
 
 # %% [markdown]
-# Guarantee mode on car: 17 held-out good and 17 vgood cars are just enough
-# for 0.8 at alpha = 0.05 over the two classes (the order-statistic rule
-# needs 17 points for 0.8 at the per-class level 1 - 0.95^(1/2) = 0.0253).
+# Guarantee mode on car. The order-statistic rule needs 17 held-out points
+# of a class for 0.8 at the per-class level 1 - 0.95^(1/2) = 0.0253, and the
+# default split holds out about 17 good and 16 vgood cars, so for both
+# classes at once it refuses and says why; and since good and vgood are
+# confused with each other, a common shift of their offsets cannot repair a
+# good car that loses to vgood. With vgood alone the rule works: its offset
+# moves on the held-out sample until "recall of vgood >= 0.8" holds with
+# 95% confidence.
 
 # %%
 panels = {"CSVM, recall_min good/vgood 0.8": car_fit.confusion}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     try:
-        guaranteed = CSVM.from_formula("rating ~ .", car, recall_min=car_requirement, bound="binomial").fit(
+        CSVM.from_formula("rating ~ .", car, recall_min=car_requirement, bound="binomial").fit(
             random_state=0, guarantee=True)
     except DataError as error:
         print(error)
-    else:
-        print(guaranteed.statements.to_string())
-        print(guaranteed.joint_statement)
-        print(guaranteed.guarantee_cost)
-        panels["guarantee mode"] = guaranteed.confusion
+    guaranteed = CSVM.from_formula("rating ~ .", car, recall_min={"vgood": 0.8}, bound="binomial").fit(
+        random_state=0, guarantee=True)
+print(guaranteed.statements["vgood"])
+print(guaranteed.guarantee_cost)
+panels["guarantee mode, vgood 0.8"] = guaranteed.confusion
 
 # %%
 fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)

@@ -45,6 +45,7 @@ from csvm_stats.inference.certification import (
     statement,
     two_sided_bounds,
 )
+from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import Calibration, calibrate, planned_route
@@ -73,6 +74,15 @@ def _counts(sample: str, rate: str, counts: dict[str, tuple[int, int]]) -> dict[
     n, k = counts[rate]
     return {f"{sample}_n": n, f"{sample}_correct": k, f"{sample}_rate": k / n if n else np.nan}
 
+
+
+def capped_note(what: str, adj: AdjustedTarget) -> str:
+    """The footer note for a target whose margin needs more anchor points than there are (capped at 1)."""
+    return (
+        f"The {what} target {adj.target:g} with the {adj.bound} margin needs more than all {adj.n} anchor points; "
+        "it was capped at 1 (every anchor point of the class must be correct). "
+        f"The margin stays below 1 from n = {adj.min_n} anchor points."
+    )
 
 
 def solver_notes(record: SolveRecord, feature_map: FeatureMap, big_m: float | None, model_name: str) -> list[str]:
@@ -521,13 +531,7 @@ class CSVMResults:
     def warnings(self) -> list[str]:
         """Everything the reader of the results must know (also the summary's footer)."""
         notes = list(self.degenerate)
-        for rate, adj in self.adjusted.items():
-            if adj.capped:
-                notes.append(
-                    f"The {RATE_LABELS[rate]} target {adj.target:g} with the {adj.bound} margin needs more than all "
-                    f"{adj.n} anchor points; it was capped at 1 (every anchor point of the class must be correct). "
-                    f"The margin stays below 1 from n = {adj.min_n} anchor points."
-                )
+        notes += [capped_note(RATE_LABELS[rate], adj) for rate, adj in self.adjusted.items() if adj.capped]
         return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "CSVM")
 
     def summary(self, *, timing: bool = True) -> Summary:

@@ -83,6 +83,17 @@ def argmax_rule(scores: np.ndarray) -> np.ndarray:
     return np.asarray(scores).argmax(axis=1)
 
 
+def rival_margins(scores: np.ndarray) -> np.ndarray:
+    """``(n, K)``: each class's score minus the largest other score, :math:`f_k - \\max_{l \\ne k} f_l`.
+
+    Positive exactly for the argmax class (0 for tied maxima).
+    """
+    scores = np.asarray(scores, dtype=float)
+    order = np.sort(scores, axis=1)
+    best, second = order[:, -1:], order[:, -2:-1]
+    return scores - np.where(scores >= best, second, best)
+
+
 def recall_counts(y: np.ndarray, predicted: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """``(n_k, correct_k)`` per class position."""
     n = np.bincount(y, minlength=n_classes)
@@ -172,9 +183,9 @@ def guarantee_shift(
         if rank is None:
             raise DataError(
                 f"guarantee mode for the recall of {names[k]!r} >= {targets[k]:g} at level {alpha_each:.4g} "
-                f"(Sidak over {len(classes)} constrained classes) needs at least {binomial_min_n(targets[k], alpha_each)} "
-                f"held-out points of the class, but the held-out sample has {n}. Enlarge the held-out share "
-                "(fractions=) or the data."
+                f"(Sidak over {len(classes)} constrained class{'es' if len(classes) > 1 else ''}) needs at least "
+                f"{binomial_min_n(targets[k], alpha_each)} held-out points of the class, but the held-out sample "
+                f"has {n}. Enlarge the held-out share (fractions=) or the data."
             )
         t_k = float(np.sort(tau)[::-1][rank - 1])
         if np.isposinf(t_k):
@@ -207,5 +218,6 @@ def guarantee_recall_statement(name: str, g: GuaranteeShift, k: int) -> str:
         f"With {level_percent(g.alpha_each)} confidence the recall of class {name!r} is at least "
         f"{float(g.targets[k])!r} (offsets of the constrained classes shifted by {g.shift:+.4g} on the held-out "
         "sample: threshold at the "
-        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule, Sidak over {len(g.classes)} classes)."
+        f"{ordinal(g.ranks[k])} largest of {g.n[k]} held-out values; order-statistic rule"
+        + (f", Sidak over {len(g.classes)} classes)." if len(g.classes) > 1 else ").")
     )

@@ -164,6 +164,15 @@ class MulticlassCSVM(CSVM):
                 )
         return split
 
+    def _adjusted_targets(self, split: SampleSplit) -> dict[int, AdjustedTarget]:
+        """Each constrained class's required recall as a required count of its anchor points (with the margin)."""
+        y_anchor = self.y[split.anchor]
+        return {
+            k: adjust_target(p0, int(np.sum(y_anchor == k)), self.alpha, self.bound,
+                             what=f"recall of {self.class_name(k)!r}")
+            for k, p0 in self.recall_min.items()
+        }
+
     def fit(
         self,
         *,
@@ -196,11 +205,7 @@ class MulticlassCSVM(CSVM):
         scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
         Xs = scaler.transform(X)
         y, y_anchor = self.y, self.y[split.anchor]
-        adjusted: dict[int, AdjustedTarget] = {
-            k: adjust_target(p0, int(np.sum(y_anchor == k)), self.alpha, self.bound,
-                             what=f"recall of {self.class_name(k)!r}")
-            for k, p0 in self.recall_min.items()
-        }
+        adjusted = self._adjusted_targets(split)
         options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
                                 seed=seed)
         engine_fit = fit_multiclass_csvm(

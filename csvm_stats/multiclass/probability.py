@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.multiclass.certification import rival_margins
 from csvm_stats.inference.bounds import CappedTargetWarning
 from csvm_stats.probability.fit_calibration import (
     DEFAULT_FOLDS,
@@ -81,14 +82,6 @@ class CalibrationSource(Protocol):
     def csvm_scores(self, newdata: Any = None) -> np.ndarray: ...
 
 
-def class_margins(scores: np.ndarray) -> np.ndarray:
-    """``(n, K)`` margins :math:`m_k = f_k - \\max_{l \\ne k} f_l` of ``(n, K)`` scores."""
-    scores = np.asarray(scores, dtype=float)
-    order = np.sort(scores, axis=1)
-    best, second = order[:, -1:], order[:, -2:-1]
-    return scores - np.where(scores >= best, second, best)
-
-
 def normalised(p: np.ndarray) -> np.ndarray:
     """Rows of positive numbers divided by their sums."""
     return p / p.sum(axis=1, keepdims=True)
@@ -114,7 +107,7 @@ class MulticlassCalibration:
 
     def interval(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(p0, p1)``, each ``(n, K)``: every class's one-vs-rest interval at the scores f^0."""
-        m = class_margins(scores)
+        m = rival_margins(scores)
         ends = [va.interval(m[:, k]) for k, va in enumerate(self.predictors)]
         return np.column_stack([e[0] for e in ends]), np.column_stack([e[1] for e in ends])
 
@@ -200,6 +193,6 @@ def calibrate_multiclass(
 
 def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
     """One Venn-Abers predictor per class on the margins of ``scores`` (what :func:`calibration_pairs` returns)."""
-    m = class_margins(scores)
+    m = rival_margins(scores)
     predictors = tuple(VennAbers.fit(m[:, k], labels == k) for k in range(scores.shape[1]))
     return MulticlassCalibration(method, predictors, folds)

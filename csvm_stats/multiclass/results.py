@@ -26,7 +26,7 @@ import pandas as pd
 from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
 from csvm_stats.preprocessing.design import SampleSplit, Standardizer
-from csvm_stats.models.results import solver_notes
+from csvm_stats.models.results import capped_note, solver_notes
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
@@ -300,6 +300,8 @@ class MulticlassResults:
         alpha, rates = self.model.alpha, self.rates
         names = [self._names[k] for k in self.joint_classes]
         parts = " and ".join(f"recall of {n!r} >= {floor2(rates.loc[n, 'joint_lower'])}" for n in names)
+        if self.shift is not None and len(names) == 1:
+            return f"With {level_percent(alpha)} confidence: {parts} (guarantee mode: order-statistic rule)."
         if self.shift is not None:
             return (
                 f"With {level_percent(alpha)} confidence, jointly: {parts} (guarantee mode: order-statistic rule at "
@@ -333,14 +335,8 @@ class MulticlassResults:
     @cached_property
     def warnings(self) -> list[str]:
         """Everything the reader must know (also the summary's footer)."""
-        notes = []
-        for k, adj in self.adjusted.items():
-            if adj.capped:
-                notes.append(
-                    f"The recall target {adj.target:g} of class {self._names[k]!r} with the {adj.bound} margin needs "
-                    f"more than all {adj.n} anchor points of the class; it was capped at 1 (every one must be "
-                    f"correct). The margin stays below 1 from n = {adj.min_n} anchor points."
-                )
+        notes = [capped_note(f"recall of class {self._names[k]!r}", adj)
+                 for k, adj in self.adjusted.items() if adj.capped]
         return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "multiclass CSVM")
 
     def summary(self, *, timing: bool = True) -> Summary:

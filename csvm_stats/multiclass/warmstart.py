@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
+from csvm_stats.multiclass.certification import rival_margins
 from csvm_stats.optimization.warmstart import ANCHOR_WEIGHT, MARGIN_TOL, POLISH_ROUNDS, SCALE_FACTORS
 
 SHIFT_ROUNDS = 50
@@ -48,11 +49,7 @@ class MulticlassStart:
 
 def class_margins(scores: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``f_{y_m}(x_m) - max_{k != y_m} f_k(x_m)`` for each row of ``scores`` (n, K)."""
-    rows = np.arange(y.size)
-    own = scores[rows, y]
-    others = scores.copy()
-    others[rows, y] = -np.inf
-    return own - others.max(axis=1)
+    return rival_margins(scores)[np.arange(y.size), y]
 
 
 def _directions(
