@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import MIN_HOLDOUT, planned_route
 from csvm_stats.models.model import CSVM
+from csvm_stats.models.results import CSVMResults
 from csvm_stats.probability.venn_abers import VennAbers
 
 FAST = {"time_limit": 30, "threads": 1}
@@ -77,7 +80,7 @@ def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
     cal = res.calibration
     assert cal.method == "cross-fitted" and cal.folds == 5 and cal.predictor.n == len(frame)
     _consistent_with_rule(res, frame)
-    assert "cross-fitted (400 points, 5 refits" in res.summary(timing=False).as_text()
+    assert "cross-fitted (400 points, 5 refits, 20 bootstrap averages" in res.summary(timing=False).as_text()
 
 
 def test_small_held_out_sample_switches_to_cross_fitting():
@@ -86,6 +89,36 @@ def test_small_held_out_sample_switches_to_cross_fitting():
     assert res.split.holdout.size < MIN_HOLDOUT
     cal = res.calibration
     assert cal.method == "cross-fitted" and cal.predictor.n == len(small)
+
+
+@pytest.mark.parametrize("case", ["one class", "6 points"])
+def test_held_out_sample_of_one_class_or_under_10_points_is_cross_fitted(case):
+    """Issue 11's edges: H with one class, H smaller than 10 points -> cross-fitted Venn-Abers, never a silent 0.5."""
+    data = make_frame(160, seed=6)
+    sick = np.flatnonzero(data["status"].to_numpy() == "sick")
+    healthy = np.flatnonzero(data["status"].to_numpy() == "healthy")
+    holdout = healthy[:60] if case == "one class" else np.r_[sick[:3], healthy[:3]]
+    rest = np.setdiff1d(np.arange(len(data)), holdout)
+    samples = {"train": rest[::2], "anchor": rest[1::2], "holdout": holdout}
+    res = CSVM.from_formula("status ~ x1 + x2", data, samples=samples).fit(random_state=0, **FAST)
+    assert planned_route(res) == "cross-fitted"
+    cal = res.calibration
+    assert cal.method == "cross-fitted" and cal.predictor.n == len(data)
+    p = res.predict_proba(data)
+    assert p.nunique() > 10 and p.between(0, 1).all()
+    _consistent_with_rule(res, data)
+
+
+def test_constant_decision_function_gives_the_held_out_base_rate_interval(held_out, frame):
+    """Issue 11's edge: f constant (w = 0) -> every point gets H's pooled interval [k/(m+1), (k+1)/(m+1)]."""
+    flat = dataclasses.replace(held_out.engine_fit, coef=held_out.engine_fit.coef * 0.0, intercept=1.0)
+    zero = CSVMResults(dataclasses.replace(held_out.state, engine_fit=flat))
+    h = zero.split.holdout
+    k = int(np.sum(zero.model.y[h] > 0))
+    assert zero.calibration.method == "held-out" and zero.calibration.predictor.constant
+    table = zero.predict_interval(frame.drop(columns="status"))
+    np.testing.assert_allclose(table["p0"], k / (h.size + 1))
+    np.testing.assert_allclose(table["p1"], (k + 1) / (h.size + 1))
 
 
 def test_too_little_data_is_a_clear_error_not_a_silent_half():

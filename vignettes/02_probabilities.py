@@ -76,8 +76,9 @@ print(interval.sort_values("p").iloc[::len(interval) // 12].round(3).to_string()
 # separable** one (the same with a steep sigmoid) and a **radial** one
 # (x ~ N(0, I2), P = sigmoid(2.5 (|x|^2 - 1.39)), RBF kernel). One
 # repetition each, n = 300 training points: the default probabilities of a
-# CSVM without a held-out sample (cross-fitted Venn-Abers, what
-# `CSVMClassifier()` gives), the paper's EBB (all C values), Platt scaling of
+# CSVM without a held-out sample (cross-fitted Venn-Abers averaged over 20
+# bootstrap resamples of the out-of-fold scores, what `CSVMClassifier()`
+# gives), the paper's EBB (all C values), Platt scaling of
 # the tuned SVM and logistic regression (quadratic terms for the radial
 # truth). One reliability diagram per truth, and the mean squared error to
 # the true probability.
@@ -278,9 +279,11 @@ print(pd.DataFrame({"EBB": rates(p_ebb), "CEBB1 (TPR >= 0.99)": rates(p_cebb1)})
 #
 # ## From a fitted CSVM or a scikit-learn estimator
 #
-# A CSVM's results give the ensemble of the same kind (`predict_proba`), and
-# `CSVMClassifier(probability="ebb" | "cebb1" | "cebb2")` fits one alongside
-# the classifier; without `probability` it has no `predict_proba` at all.
+# A CSVM's results give the ensemble of the same kind
+# (`predict_proba(method=...)`), and `CSVMClassifier(probability="ebb" |
+# "cebb1" | "cebb2")` fits one alongside the classifier. By default
+# (`probability="venn-abers"`) its `predict_proba` gives the Venn-Abers
+# probabilities; with `probability=False` it has no `predict_proba` at all.
 
 # %%
 from csvm_stats.interfaces.sklearn import CSVMClassifier
@@ -288,4 +291,5 @@ from csvm_stats.interfaces.sklearn import CSVMClassifier
 clf = CSVMClassifier(tpr_min=0.9, bound="binomial", probability="cebb1", n_bootstrap=B, random_state=0).fit(X_train, y_train)
 print("classes:", clf.classes_, "- predict_proba columns follow them")
 print(np.round(clf.predict_proba(X_test[:5]), 3))
-print("without probability=:", hasattr(CSVMClassifier(), "predict_proba"))
+print("predict_proba by default:", hasattr(CSVMClassifier(), "predict_proba"),
+      "- with probability=False:", hasattr(CSVMClassifier(probability=False), "predict_proba"))

@@ -27,19 +27,18 @@ Both :math:`p_0` and :math:`p_1` (and so p) are non-decreasing in s, so a rule
 Computation: :math:`p_\ell(s)` depends on s only through its *slot* among the
 k distinct calibration scores :math:`c_1 < \dots < c_k`: below :math:`c_1`,
 equal to :math:`c_j`, strictly between :math:`c_j` and :math:`c_{j+1}`, or
-above :math:`c_k` (2k + 1 slots). :meth:`VennAbers.fit` computes both
-probabilities for every slot exactly, by the pool-adjacent-violators algorithm
-run once from the left and once from the right (their block stacks are kept
-for every prefix and suffix) and, per slot, merging the new point's block with
-its neighbouring blocks while they violate the order: O(k) memory and, in
-practice, close to O(k) time. The result is the same isotonic fit as fitting
-twice per slot from scratch (tested against that and against the PyPI package
-``venn-abers``).
+above :math:`c_k` (2k + 1 slots). :meth:`VennAbers.fit` sorts the scores
+(O(n log n)) and runs the pool-adjacent-violators algorithm once from the left
+and once from the right, keeping the block stacks of every prefix and suffix
+(O(k) time and memory). A slot's two probabilities are computed when a score
+first falls in it (or for all slots when the table ``p0``/``p1`` is read, as
+saving a model does), by merging the new point's block with its neighbouring
+blocks while they violate the order. The result is the same isotonic fit as
+fitting twice per slot from scratch (tested against that and against the
+PyPI package ``venn-abers``).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,6 +58,7 @@ class _Stacks:
 
     def __init__(self, sums: list[float], weights: list[float]) -> None:
         k = self.k = len(sums)
+        self.sums, self.weights = sums, weights
         p_sum, p_weight, p_next = [0.0] * (k + 1), [0.0] * (k + 1), [0] * (k + 1)
         for j in range(k):
             S, W, start = sums[j], weights[j], j
@@ -74,17 +74,35 @@ class _Stacks:
         self.p_sum, self.p_weight, self.p_next = p_sum, p_weight, p_next
         self.s_sum, self.s_weight, self.s_next = s_sum, s_weight, s_next
 
-    def pooled_value(self, left: int, right: int, S: float, W: float) -> float:
-        """Isotonic value of a block (sum S, weight W) between prefix state ``left`` and suffix state ``right``."""
+    def values(self, slots: list[int]) -> np.ndarray:
+        """p0 and p1 (rows) of each slot: the isotonic value of the new point with label 0 and with label 1.
+
+        The new point's block (alone in slot 2j, pooled with group j in slot
+        2j + 1) merges with the block below it while that has the larger mean,
+        or with the block after it while that has the smaller mean; what is
+        left is the isotonic fit at the new point (PAVA ends in the same,
+        unique, fit whatever the order of its merges).
+        """
         p_sum, p_weight, p_next = self.p_sum, self.p_weight, self.p_next
         s_sum, s_weight, s_next, k = self.s_sum, self.s_weight, self.s_next, self.k
-        while True:
-            if left > 0 and p_sum[left] * W > S * p_weight[left]:
-                S, W, left = S + p_sum[left], W + p_weight[left], p_next[left]
-            elif right < k and s_sum[right] * W < S * s_weight[right]:
-                S, W, right = S + s_sum[right], W + s_weight[right], s_next[right]
-            else:
-                return S / W
+        sums, weights = self.sums, self.weights
+        rows: list[list[float]] = [[], []]
+        for label, row in enumerate(rows):
+            for slot in slots:
+                j = slot >> 1
+                if slot & 1:
+                    S, W, left, right = sums[j] + label, weights[j] + 1.0, j, j + 1
+                else:
+                    S, W, left, right = float(label), 1.0, j, j
+                while True:
+                    if left > 0 and p_sum[left] * W > S * p_weight[left]:
+                        S, W, left = S + p_sum[left], W + p_weight[left], p_next[left]
+                    elif right < k and s_sum[right] * W < S * s_weight[right]:
+                        S, W, right = S + s_sum[right], W + s_weight[right], s_next[right]
+                    else:
+                        break
+                row.append(S / W)
+        return np.array(rows)
 
 
 def check_scores(scores, what: str = "scores") -> np.ndarray:
@@ -105,7 +123,6 @@ def check_scores(scores, what: str = "scores") -> np.ndarray:
 TIE_TOLERANCE = 1e-9
 
 
-@dataclass(frozen=True)
 class VennAbers:
     """A fitted inductive Venn-Abers predictor (module docstring).
 
@@ -114,13 +131,29 @@ class VennAbers:
     slot 2j is strictly between ``scores[j-1]`` and ``scores[j]`` (slot 0
     below all, slot 2k above all), slot 2j + 1 equal to ``scores[j]``.
     ``n`` and ``n_positive`` count the calibration points and their positives.
+
+    :meth:`fit` computes a slot's two probabilities when a score first falls
+    in it (:meth:`interval`), or all of them when ``p0`` or ``p1`` is read;
+    the constructor takes a complete table (as a model file stores it).
     """
 
-    scores: np.ndarray
-    p0: np.ndarray
-    p1: np.ndarray
-    n: int
-    n_positive: int
+    def __init__(self, scores: np.ndarray, p0: np.ndarray, p1: np.ndarray, n: int, n_positive: int) -> None:
+        self.scores = np.asarray(scores, dtype=float)
+        self._table = np.vstack([np.asarray(p0, dtype=float), np.asarray(p1, dtype=float)])
+        self._stacks: _Stacks | None = None
+        self.n, self.n_positive = int(n), int(n_positive)
+
+    def __repr__(self) -> str:
+        return f"VennAbers(n={self.n}, n_positive={self.n_positive}, distinct scores={self.scores.size})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal predictors: the same counts, scores and table (computed in full to compare)."""
+        if not isinstance(other, VennAbers):
+            return NotImplemented
+        return ((self.n, self.n_positive) == (other.n, other.n_positive) and np.array_equal(self.scores, other.scores)
+                and np.array_equal(self.p0, other.p0) and np.array_equal(self.p1, other.p1))
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable cache inside; equal by value
 
     @classmethod
     def fit(cls, scores, labels) -> VennAbers:
@@ -138,13 +171,31 @@ class VennAbers:
         k = c.size
         weights = np.bincount(inverse, minlength=k).astype(float).tolist()
         sums = np.bincount(inverse, weights=positive, minlength=k).tolist()
-        st = _Stacks(sums, weights)
-        p = np.empty((2, 2 * k + 1))
-        for label in (0, 1):
-            # slot 2j: the new point strictly between groups j-1 and j; slot 2j + 1: tied with group j
-            p[label, 0::2] = [st.pooled_value(j, j, float(label), 1.0) for j in range(k + 1)]
-            p[label, 1::2] = [st.pooled_value(j, j + 1, sums[j] + label, weights[j] + 1.0) for j in range(k)]
-        return cls(c, p[0], p[1], int(s.size), int(positive.sum()))
+        va = cls(c, np.full(2 * k + 1, np.nan), np.full(2 * k + 1, np.nan), s.size, int(positive.sum()))
+        va._stacks = _Stacks(sums, weights)
+        return va
+
+    def _values(self, slot: np.ndarray) -> np.ndarray:
+        """p0 and p1 (rows) of the given slots, computing those not known yet."""
+        if self._stacks is not None:
+            todo = np.unique(slot[np.isnan(self._table[0, slot])])
+            if todo.size:
+                if not self._table.flags.writeable:  # e.g. unpickled from a read-only memory map
+                    self._table = self._table.copy()
+                self._table[:, todo] = self._stacks.values(todo.tolist())
+                if not np.isnan(self._table[0]).any():
+                    self._stacks = None  # the table is complete
+        return self._table[:, slot]
+
+    @property
+    def p0(self) -> np.ndarray:
+        """Lower probability of every slot (class docstring)."""
+        return self._values(np.arange(self._table.shape[1]))[0]
+
+    @property
+    def p1(self) -> np.ndarray:
+        """Upper probability of every slot (class docstring)."""
+        return self._values(np.arange(self._table.shape[1]))[1]
 
     def slots(self, scores) -> np.ndarray:
         """Slot of each score (class docstring); NaN or infinite scores are an error.
@@ -163,8 +214,8 @@ class VennAbers:
 
     def interval(self, scores) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper probabilities ``(p0, p1)`` of y = 1 for each score."""
-        slot = self.slots(scores)
-        return self.p0[slot], self.p1[slot]
+        p0, p1 = self._values(self.slots(scores))
+        return p0, p1
 
     def predict(self, scores) -> np.ndarray:
         """Merged probability ``p1 / (1 - p0 + p1)`` of y = 1 for each score."""
@@ -184,3 +235,38 @@ class VennAbers:
 def merge(p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     """The point probability :math:`p_1 / (1 - p_0 + p_1)` of an interval (Vovk et al. 2015)."""
     return p1 / (1.0 - p0 + p1)
+
+
+#: Bootstrap resamples averaged by :func:`bagged` (the cross-fitted default route).
+DEFAULT_BAGS = 20
+
+
+def bagged(scores, labels, bags: int = DEFAULT_BAGS, seed: int = 0) -> VennAbers:
+    r"""The slot-by-slot average of the Venn-Abers predictors of ``bags`` bootstrap resamples.
+
+    Each resample draws n of the n calibration pairs with replacement; its
+    predictor gives every slot of the full sample's scores its own
+    :math:`(p_0, p_1)` (a resample's scores are a subset of the full sample's,
+    so a slot of the full sample lies in one slot of the resample), and the
+    result stores their means :math:`\bar p_0 \le \bar p_1`. Averaging step
+    functions whose steps sit at different scores lowers the variance of the
+    isotonic fit (bagging, Breiman 1996) and keeps both non-decreasing in the
+    score. The bootstrap resamples are not exchangeable with a new point, so
+    the averaged interval has no finite-sample guarantee: this is for routes
+    that have none anyway (cross-fitting); ``seed`` makes it reproducible.
+    """
+    s, y = check_scores(scores, "calibration scores"), np.asarray(labels)
+    full = VennAbers.fit(s, y)  # validates, and gives the slots
+    c, n = full.scores, s.size
+    rng = np.random.default_rng(seed)
+    total = np.zeros((2, 2 * c.size + 1))
+    for _ in range(bags):
+        draw = rng.integers(0, n, n)
+        resample = VennAbers.fit(s[draw], y[draw])
+        below = np.searchsorted(resample.scores, c)  # the resample's scores below each c_j
+        present = resample.scores[np.minimum(below, resample.scores.size - 1)] == c
+        slot = np.empty(2 * c.size + 1, dtype=int)
+        slot[0::2] = 2 * np.r_[below, resample.scores.size]  # strictly between c_{j-1} and c_j, or above all
+        slot[1::2] = 2 * below + present  # equal to c_j: tied in the resample if it drew c_j
+        total += resample._values(slot)
+    return VennAbers(c, total[0] / bags, total[1] / bags, full.n, full.n_positive)
