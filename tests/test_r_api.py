@@ -164,3 +164,58 @@ def test_a_model_loaded_from_the_exported_bytes_predicts_as_the_fit(data, kernel
         direct = r_api.predict(fitted, x[:20], ["class", "decision"])
         np.testing.assert_allclose(again["decision"], direct["decision"], rtol=1e-12, atol=1e-12)
         assert list(again["class"]) == list(direct["class"])
+
+
+def test_anchor_check_says_before_the_solve_what_the_fit_will_require(data, monkeypatch):
+    x, labels = data
+    options = {"tpr_min": 0.9, "bound": "hoeffding", "random_state": 3.0, "time_limit": 20.0}
+    check = r_api.anchor_check(x, NAMES, labels, "yes", dict(options))
+    _assert_plain({key: value for key, value in check.items()}, "anchor_check")
+    assert check["bound"] == "hoeffding" and check["alpha"] == 0.05
+    assert list(check["anchor"]["rate"]) == ["tpr"] and bool(check["anchor"]["capped"][0])
+    assert int(check["anchor"]["hoeffding"][0]) == 150 and int(check["anchor"]["binomial"][0]) == 29
+    assert list(check["warning_kinds"]) == ["CappedTargetWarning"]
+    fitted = r_api.fit(x, NAMES, labels, "yes", dict(options))
+    exported = r_api.export(fitted["results"])
+    for key in ("n", "capped", "hoeffding", "binomial"):  # the same split and counts as the fit
+        np.testing.assert_array_equal(check["anchor"][key], exported["anchor"][key])
+    with pytest.raises(DataError, match="random_state"):
+        r_api.anchor_check(x, NAMES, labels, "yes", {"tpr_min": 0.9})
+
+
+def test_python_fit_warns_about_a_capped_target_before_the_solve(data, monkeypatch):
+    import csvm_stats.models.model as model_module
+    from csvm_stats.inference.bounds import CappedTargetWarning
+
+    x, labels = data
+    seen_before_solve: list[bool] = []
+    solve = model_module.fit_csvm
+
+    def recording_solve(*args, **kwargs):
+        seen_before_solve.append(any(issubclass(w.category, CappedTargetWarning) for w in caught))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(model_module, "fit_csvm", recording_solve)
+    model = CSVM(pd.Series(labels), pd.DataFrame(x, columns=NAMES), positive="yes", tpr_min=0.9)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(random_state=3, time_limit=20)
+    assert seen_before_solve == [True]
+    assert "n = 150 anchor points" in str(next(w.message for w in caught if w.category is CappedTargetWarning))
+
+
+def test_anchor_check_multiclass_reports_a_capped_class_before_the_solve():
+    from csvm_stats.multiclass.r_entry import anchor_check_multiclass, export_multiclass, fit_multiclass
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(150, 2)) + np.repeat([[0, 0], [3, 0], [0, 3]], 50, axis=0)
+    labels = np.repeat(["a", "b", "c"], 50)
+    options = {"random_state": 1.0, "bound": "binomial", "time_limit": 20.0}
+    check = anchor_check_multiclass(x, ["u", "v"], labels, ["c"], [0.95], dict(options))
+    assert list(check["anchor"]["rate"]) == ["c"] and bool(check["anchor"]["capped"][0])
+    assert int(check["anchor"]["binomial"][0]) == 59 and list(check["warning_kinds"]) == ["CappedTargetWarning"]
+    exported = export_multiclass(fit_multiclass(x, ["u", "v"], labels, ["c"], [0.95], dict(options))["results"])
+    for key in ("rate", "n", "capped"):  # the same split and counts as the fit
+        np.testing.assert_array_equal(check["anchor"][key], exported["anchor"][key])

@@ -458,3 +458,29 @@ def test_multiclass_gene_list_equals_brute_force_over_all_subsets(solver):
     assert _objective_rel_close(fit.record.objective, best, 1e-5)
     scores = X_j @ fit.coef.T + fit.intercept  # the fit reads only the selected columns
     assert np.allclose(scores, X_j[:, fit.selected] @ fit.coef[:, fit.selected].T + fit.intercept)
+
+
+def test_multiclass_model_takes_a_shared_gene_list_and_refuses_misuse():
+    from csvm_stats.models.model import CSVM
+
+    rng = np.random.default_rng(9)
+    n, p = 240, 12
+    labels = np.array(["a", "b", "c"])[rng.integers(0, 3, n)]
+    X = rng.normal(size=(n, p))
+    X[:, 0] += 2.0 * (labels == "b")
+    X[:, 1] += 2.0 * (labels == "c")
+    model = CSVM(labels, X, recall_min={"b": 0.7}, max_features=2)
+    assert "max_features=2" in repr(model)
+    res = model.fit(random_state=0, solver="scip")
+    fit = res.engine_fit
+    assert fit.selected.size <= 2 and fit.max_features == 2 and fit.screening.exact
+    assert np.allclose(np.abs(fit.coef[:, np.setdiff1d(np.arange(p), fit.selected)]), 0.0)
+    assert res.rates.shape[0] == 3  # the usual multiclass results: one row of recalls and statements per class
+    with pytest.raises(DataError, match="kernel='linear'"):
+        CSVM(labels, X, recall_min={"b": 0.7}, max_features=2, kernel="rbf")
+    with pytest.raises(DataError, match="screen"):
+        CSVM(labels, X, recall_min={"b": 0.7}, screen=5)
+    with pytest.raises(DataError, match="big_m=None"):
+        CSVM(labels, X, recall_min={"b": 0.7}, max_features=2, big_m=10.0)
+    with pytest.raises(DataError, match="max_features"):
+        CSVM(labels, X, recall_min={"b": 0.7}, max_features=13)

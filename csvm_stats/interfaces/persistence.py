@@ -23,10 +23,12 @@ A ZIP archive with exactly these members:
     numbers, booleans or strings);
     ``columns``: the design column names, in order;
     ``formula``: null, or ``{"formula": str, "response": str, "terms":
-    [[column | {"C": column}, ...], ...], "categories": {factor: [level, ...]},
-    "intercept": bool}`` (terms without the intercept; each term lists the
-    columns whose product or interaction it is, ``{"C": column}`` standing for
-    ``C(column)``; categorical factors, keyed by their name in the design
+    [[column | {"C": column} | {"C": column, "contrasts": "poly"}, ...], ...],
+    "categories": {factor: [level, ...]}, "intercept": bool}`` (terms without
+    the intercept; each term lists the columns whose product or interaction it
+    is, ``{"C": column}`` standing for ``C(column)`` and ``"contrasts":
+    "poly"`` for its coding by R's polynomial contrasts, ``from_formula(...,
+    ordered_contrasts="poly")``; categorical factors, keyed by their name in the design
     (``column`` or ``C(column)``), list their levels, the first being the
     reference; ``intercept`` false for a formula with ``- 1`` or ``0 +``,
     true when absent);
@@ -225,12 +227,19 @@ def _label_kind(coding: LabelCoding) -> str:
     )
 
 
+def _factor_entry(factor: GrammarFactor) -> str | dict[str, str]:
+    """A term entry of the file: the column, ``{"C": column}``, or that with ``"contrasts": "poly"``."""
+    if not factor.categorical:
+        return factor.column
+    return {"C": factor.column} if factor.contrasts == "treatment" else {"C": factor.column, "contrasts": factor.contrasts}
+
+
 def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
     from formulaic.parser.types import Factor
 
     terms: list[list[Any]] = []
     if design.parsed is not None:  # our grammar's structure: columns, and {"C": column} for C(column)
-        terms = [[{"C": f.column} if f.categorical else f.column for f in term] for term in design.parsed.terms]
+        terms = [[_factor_entry(f) for f in term] for term in design.parsed.terms]
         intercept = design.parsed.intercept
     else:
         intercept = False
@@ -548,15 +557,18 @@ _BACKTICK_SAFE = re.compile(r"^[^`\\\n\r]+$")
 
 
 def _factor(entry: Any) -> GrammarFactor:
-    """A saved term entry: a column name, or ``{"C": column}`` for ``C(column)``."""
-    from csvm_stats.preprocessing.formula_grammar import Factor as GrammarFactor
+    """A saved term entry: a column name, ``{"C": column}`` for ``C(column)``, with ``"contrasts": "poly"``."""
+    from csvm_stats.preprocessing.formula_grammar import CONTRASTS, Factor as GrammarFactor
 
     categorical = isinstance(entry, dict)
+    contrasts = "treatment"
     if categorical:
-        _require(list(entry) == ["C"], f"bad formula factor {entry!r} in a term")
+        _require(list(entry) in (["C"], ["C", "contrasts"]), f"bad formula factor {entry!r} in a term")
+        contrasts = entry.get("contrasts", contrasts)
+        _require(contrasts in CONTRASTS, f"bad contrasts {contrasts!r} in a term")
         entry = entry["C"]
     _require(isinstance(entry, str) and bool(_BACKTICK_SAFE.match(entry)), f"bad column name {entry!r} in a term")
-    return GrammarFactor(entry, categorical)
+    return GrammarFactor(entry, categorical, contrasts)
 
 
 def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:

@@ -14,6 +14,9 @@ The calls, stable within :data:`API_VERSION`:
   prediction), the Python warnings raised while fitting are handed over as
   strings with their category names so that R can re-issue them as R
   warnings in R's wording;
+* :func:`anchor_check` -> before :func:`fit`, the anchor sizes its targets
+  need and the warnings of those that the anchor sample cannot carry, so
+  that R says so before the solve;
 * :func:`export` -> the fitted model as plain values (coefficients,
   intercept, rate table columns, confidence statements, summary text,
   solver record, anchor-size requirements, and the bytes of the model file
@@ -99,20 +102,60 @@ def fit(
     (:func:`csvm_stats.multiclass.r_entry.fit_multiclass`, which also takes
     the per-class ``recall_min``), and ``positive`` is not used.
     """
+    design, names, label_values = _inputs(x, column_names, labels)
+    if len(set(label_values)) > 2:  # several classes: positive has no meaning there
+        return fit_multiclass(x, column_names, labels, options=options, response=response)
+    model, fit_kwargs = _binary_model(design, names, label_values, positive, options, response)
+    results, raised = _recording_warnings(lambda: model.fit(**fit_kwargs))
+    return {"results": results, **raised}
+
+
+def anchor_check(
+    x: Any,
+    column_names: Sequence[str] | str,
+    labels: Sequence[str] | str,
+    positive: str,
+    options: dict[str, Any] | None = None,
+    response: str = "y",
+) -> dict[str, Any]:
+    """What :func:`fit` with the same arguments will require of its anchor sample, before any solve.
+
+    Two classes; ``options`` must hold ``random_state`` (the split is that
+    of the fit). Returns ``anchor`` (as in :func:`export`), the model's
+    ``bound`` and ``alpha``, and the warnings raised (a capped target's
+    :class:`~csvm_stats.inference.bounds.CappedTargetWarning`), so that R
+    can say how many anchor points a target needs before the solve starts.
+    """
+    model, fit_kwargs = _binary_model(*_inputs(x, column_names, labels), positive, options, response)
+    if fit_kwargs.get("random_state") is None:
+        raise DataError("anchor_check needs the fit's random_state (the split depends on it).")
+    adjusted, raised = _recording_warnings(lambda: model.anchor_targets(fit_kwargs["random_state"]))
+    return {"anchor": anchor_requirements(adjusted), "bound": str(model.bound), "alpha": float(model.alpha), **raised}
+
+
+def _inputs(x: Any, column_names: Sequence[str] | str, labels: Sequence[str] | str) -> tuple[np.ndarray, list[str], list[str]]:
+    """R's design, column names and labels, checked: one label per row, one name per column."""
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
     label_values = _strings(labels, "labels")
     if len(label_values) != design.shape[0]:
         raise DataError(f"{len(label_values)} labels for {design.shape[0]} rows of x; they must match.")
-    if len(set(label_values)) > 2:  # several classes: positive has no meaning there
-        return fit_multiclass(x, column_names, labels, options=options, response=response)
+    return design, names, label_values
+
+
+def _binary_model(
+    design: np.ndarray,
+    names: list[str],
+    label_values: list[str],
+    positive: str,
+    options: dict[str, Any] | None,
+    response: str,
+) -> tuple[CSVM, dict[str, Any]]:
+    """The two-class CSVM of R's arguments, and the keyword arguments of its ``fit``."""
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name=str(response), dtype=object)
-    results, raised = _recording_warnings(
-        lambda: CSVM(endog, exog, positive=str(positive), **model_kwargs).fit(**fit_kwargs)
-    )
-    return {"results": results, **raised}
+    return CSVM(endog, exog, positive=str(positive), **model_kwargs), fit_kwargs
 
 
 def export(results: CSVMResults) -> dict[str, Any]:

@@ -204,7 +204,9 @@ class CSVM:
         return self.penalty != "l2" or self.max_features is not None
 
     @classmethod
-    def from_formula(cls, formula: str, data: pd.DataFrame, *, safe: bool = True, **kwargs: Any) -> CSVM:
+    def from_formula(
+        cls, formula: str, data: pd.DataFrame, *, safe: bool = True, ordered_contrasts: str = "treatment", **kwargs: Any
+    ) -> CSVM:
         """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
@@ -223,8 +225,16 @@ class CSVM:
         use it. Safe is the default because a formula is often assembled from
         configuration or user input, and the cost of the default is small (compute
         transformed columns in the data frame); the unsafe mode is an explicit opt-in.
+
+        ``ordered_contrasts`` is how ordered pandas Categoricals are coded:
+        ``"treatment"`` (the default, as every other factor) or ``"poly"``,
+        R's orthogonal polynomial contrasts (``contr.poly``, R's default for
+        ordered factors), named ``column[.L]``, ``column[.Q]``, ... With
+        ``"poly"`` a formula gives the same design, and so the same
+        classifier, as R's ``csvm()`` under R's default ``options("contrasts")``
+        (data from R through :func:`r_bridge.load_dataset` keep their ordered factors).
         """
-        endog, exog, design = build_design(formula, data, safe=safe)
+        endog, exog, design = build_design(formula, data, safe=safe, ordered_contrasts=ordered_contrasts)
         model = cls(endog, exog, **kwargs)
         model.formula = design
         return model
@@ -264,6 +274,25 @@ class CSVM:
                     f"{RATE_LABELS[rate]} can be made; enlarge the held-out share (fractions=) or pass samples=."
                 )
         return split
+
+    def anchor_targets(self, random_state: int) -> dict[Any, AdjustedTarget]:
+        """The required anchor count of every target on the split of ``random_state``, without solving.
+
+        ``fit(random_state=random_state)`` draws the same split and imposes
+        these counts. A target the anchor sample cannot carry raises its
+        :class:`~csvm_stats.inference.bounds.CappedTargetWarning` here (as
+        ``fit`` does before its solve), naming the anchor size it needs; R's
+        ``csvm()`` calls this first so that it can say so before the solve.
+        """
+        return self._adjusted_targets(self._split(resolve_seed(random_state)))
+
+    def _adjusted_targets(self, split: SampleSplit) -> dict[Any, AdjustedTarget]:
+        """Each target as a required count on the anchor sample of ``split`` (capped ones warn)."""
+        y_anchor = self.y[split.anchor]
+        return {
+            rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
+            for rate, p0 in self.targets.items()
+        }
 
     def _guaranteed_rate(self, guarantee: bool | str) -> str | None:
         if guarantee is False:
@@ -338,10 +367,7 @@ class CSVM:
         scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
         Xs = scaler.transform(X)
         y_anchor = y[split.anchor]
-        adjusted: dict[str, AdjustedTarget] = {
-            rate: adjust_target(p0, int(rate_points(y_anchor, rate).sum()), self.alpha, self.bound, what=RATE_LABELS[rate])
-            for rate, p0 in self.targets.items()
-        }
+        adjusted = self._adjusted_targets(split)
         if self.sparse:
             from csvm_stats.sparse.model import fit_sparse_csvm
 

@@ -696,8 +696,9 @@ def _choose_on_rows(
 
 def _sparsity_grid(model, values: Sequence[float], criterion: str) -> tuple[str, list]:
     """The parameter a sparse model tunes (``max_features`` or ``C``) and the sorted grid; checks the model."""
-    if not model.sparse:
-        raise DataError("choosing a sparsity needs a sparse model: CSVM(..., penalty='l1') or CSVM(..., max_features=s).")
+    if getattr(model, "recall_min", None) is not None or not model.sparse:  # MulticlassCSVM has recall_min
+        raise DataError("choosing a sparsity needs a two-class sparse model: CSVM(..., penalty='l1') or "
+                        "CSVM(..., max_features=s) with tpr_min/tnr_min/acc_min.")
     if criterion not in CRITERIA:
         raise DataError(f"criterion must be one of {CRITERIA}, got {criterion!r}.")
     parameter = "max_features" if model.max_features is not None else "C"

@@ -34,6 +34,26 @@ from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_c
 from csvm_stats.multiclass.engine import fit_multiclass_csvm
 from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.optimization.solvers.base import SolverOptions
+from csvm_stats.preprocessing.validation import check_integer
+from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
+
+
+def check_gene_list(
+    max_features: Any, screen: Any, kernel: Any, big_m: Any, n_columns: int
+) -> tuple[int | None, int | None]:
+    """Validate ``max_features`` and ``screen`` of the gene-list route, with messages naming the fix."""
+    if max_features is None:
+        if screen is not None:
+            raise DataError("screen (the columns the gene-list route keeps) needs max_features.")
+        return None, None
+    max_features = check_integer(max_features, "max_features (at most the number of columns)", 1, n_columns)
+    if kernel != "linear":
+        raise DataError("max_features selects columns, so it needs kernel='linear'.")
+    if big_m is not None:
+        raise DataError("the gene-list route (max_features) uses proven big-M constants only; leave big_m=None.")
+    if screen is not None and check_integer(screen, "screen") < max_features:
+        raise DataError(f"screen={screen} keeps fewer columns than max_features={max_features}; raise it.")
+    return max_features, None if screen is None else int(screen)
 
 
 def wants_multiclass(endog: Any, recall_min: Any) -> bool:
@@ -66,7 +86,11 @@ class MulticlassCSVM(CSVM):
     big_m : ``None`` (default) solves the exact model with proven per-row
         constants (indicator constraints where none is proven); a number caps them.
     standardize, fractions, samples : as for :class:`CSVM`.
-    tpr_min, tnr_min, acc_min, positive, penalty, max_features, screen :
+    max_features, screen : a gene list shared by all classes: at most
+        ``max_features`` columns enter any class score (linear kernel only;
+        :mod:`csvm_stats.sparse.multiclass`, with its ranking, start and
+        screening rule: the MIQP sees the ``screen`` best-ranked columns).
+    tpr_min, tnr_min, acc_min, positive, penalty :
         options of the two-class model, accepted only to be refused with a
         message (:class:`CSVM` passes every argument here).
     """
@@ -98,8 +122,7 @@ class MulticlassCSVM(CSVM):
         screen: int | None = None,
     ) -> None:
         binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
-                                          ("positive", positive), ("max_features", max_features),
-                                          ("screen", screen)) if v is not None}
+                                          ("positive", positive)) if v is not None}
         if penalty != "l2":
             binary_only["penalty"] = penalty
         if binary_only:
@@ -131,6 +154,7 @@ class MulticlassCSVM(CSVM):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
+        self.max_features, self.screen = check_gene_list(max_features, screen, kernel, big_m, self.exog.shape[1])
         if big_m is not None and not (isinstance(big_m, numbers.Real) and big_m > 0):
             raise DataError(f"big_m must be a positive number or None, got {big_m!r}.")
         self.big_m = big_m
@@ -208,12 +232,22 @@ class MulticlassCSVM(CSVM):
         adjusted = self._adjusted_targets(split)
         options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
                                 seed=seed)
-        engine_fit = fit_multiclass_csvm(
-            Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
-            C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
-            min_counts={k: t.count for k, t in adjusted.items()}, big_m=self.big_m, solver=solver,
-            options=options, warm_start=warm_start, class_names=self.coding.levels,
-        )
+        counts = {k: t.count for k, t in adjusted.items()}
+        if self.max_features is None:
+            engine_fit = fit_multiclass_csvm(
+                Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
+                C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
+                min_counts=counts, big_m=self.big_m, solver=solver,
+                options=options, warm_start=warm_start, class_names=self.coding.levels,
+            )
+        else:
+            if not warm_start:
+                raise DataError("the gene-list route (max_features) needs its warm start; use warm_start=True.")
+            engine_fit = fit_multiclass_cardinality(
+                Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
+                max_features=self.max_features, screen=self.screen, C=self.C, min_counts=counts, solver=solver,
+                options=options, class_names=self.coding.levels,
+            )
         shift = None
         if guarantee:
             held = engine_fit.decision_function(Xs[split.holdout])
@@ -224,5 +258,6 @@ class MulticlassCSVM(CSVM):
     def __repr__(self) -> str:
         targets = ", ".join(f"{self.class_name(k)}>={v:g}" for k, v in self.recall_min.items()) or "no recall constraint"
         source = f"formula={self.formula.formula!r}" if self.formula else f"{self.exog.shape[1]} columns"
+        genes = "" if self.max_features is None else f", max_features={self.max_features}"
         return (f"CSVM({source}, n={self.exog.shape[0]}, {self.coding.n_classes} classes, recall_min: {targets}, "
-                f"alpha={self.alpha:g}, bound={self.bound!r})")
+                f"alpha={self.alpha:g}, bound={self.bound!r}{genes})")

@@ -50,6 +50,44 @@ def fit_multiclass(
     Returns ``{"results": ..., "warnings": ..., "warning_kinds": ...}`` as
     :func:`csvm_stats.interfaces.r_api.fit` does.
     """
+    model, fit_kwargs = _multiclass_model(x, column_names, labels, recall_names, recall_values, options, response)
+    results, raised = _recording_warnings(lambda: model.fit(**fit_kwargs))
+    return {"results": results, **raised}
+
+
+def anchor_check_multiclass(
+    x: Any,
+    column_names: Sequence[str] | str,
+    labels: Sequence[str] | str,
+    recall_names: Sequence[str] | str | None = None,
+    recall_values: Sequence[float] | float | None = None,
+    options: dict[str, Any] | None = None,
+    response: str = "y",
+) -> dict[str, Any]:
+    """What :func:`fit_multiclass` with the same arguments will require of its anchor sample, before any solve.
+
+    As :func:`csvm_stats.interfaces.r_api.anchor_check` for several classes
+    (``options`` must hold ``random_state``): ``anchor`` per constrained
+    class, ``bound``, ``alpha`` and the warnings of the capped targets.
+    """
+    model, fit_kwargs = _multiclass_model(x, column_names, labels, recall_names, recall_values, options, response)
+    if fit_kwargs.get("random_state") is None:
+        raise DataError("anchor_check_multiclass needs the fit's random_state (the split depends on it).")
+    adjusted, raised = _recording_warnings(lambda: model.anchor_targets(fit_kwargs["random_state"]))
+    named = {model.class_name(k): target for k, target in adjusted.items()}
+    return {"anchor": anchor_requirements(named), "bound": str(model.bound), "alpha": float(model.alpha), **raised}
+
+
+def _multiclass_model(
+    x: Any,
+    column_names: Sequence[str] | str,
+    labels: Sequence[str] | str,
+    recall_names: Sequence[str] | str | None,
+    recall_values: Sequence[float] | float | None,
+    options: dict[str, Any] | None,
+    response: str,
+) -> tuple[MulticlassCSVM, dict[str, Any]]:
+    """The multiclass CSVM of R's arguments, and the keyword arguments of its ``fit``."""
     names = _strings(column_names, "column_names")
     design = _design(x, len(names))
     label_values = _strings(labels, "labels")
@@ -65,10 +103,7 @@ def fit_multiclass(
     model_kwargs, fit_kwargs = _split_options(options or {})
     exog = pd.DataFrame(design, columns=names)
     endog = pd.Series(label_values, name=str(response), dtype=object)
-    results, raised = _recording_warnings(
-        lambda: MulticlassCSVM(endog, exog, recall_min=targets or None, **model_kwargs).fit(**fit_kwargs)
-    )
-    return {"results": results, **raised}
+    return MulticlassCSVM(endog, exog, recall_min=targets or None, **model_kwargs), fit_kwargs
 
 
 def export_multiclass(results: MulticlassResults) -> dict[str, Any]:

@@ -10,7 +10,15 @@ like patsy in statsmodels, evaluates Python in terms (``np.log(x)``,
 ``{x ** 2}``, any function call), so only pass formulas you wrote. Factors are
 coded as treatment contrasts against the first level, exactly as a model with
 an intercept would code them; the intercept column itself is then removed,
-because the CSVM has its own intercept b.
+because the CSVM has its own intercept b. ``ordered_contrasts="poly"`` codes
+ordered pandas Categoricals as R does by default (``options("contrasts")`` is
+``c("contr.treatment", "contr.poly")``): with orthogonal polynomial contrasts
+(:class:`~csvm_stats.preprocessing.formula_grammar.Factor`), so that a formula
+fitted here and in R's ``csvm()`` gives the same design and the same classifier.
+Treatment stays the default: it is the coding of formulaic, patsy and
+statsmodels, which Python users and earlier fits and model files expect, and an
+ordered Categorical often only records an order, while polynomial scores
+assume equally spaced levels.
 
 New data go through the stored :class:`FormulaDesign`, which keeps the
 levels seen at fit time: a level not seen then is an error, never a silent
@@ -31,7 +39,7 @@ from formulaic.model_spec import ModelSpec
 from formulaic.parser.types import Factor
 
 from csvm_stats.exceptions import DataError, FormulaError
-from csvm_stats.preprocessing.formula_grammar import ParsedFormula, parse_formula, response_of
+from csvm_stats.preprocessing.formula_grammar import CONTRASTS, ParsedFormula, parse_formula, response_of
 from csvm_stats.preprocessing.validation import check_unique_columns
 
 _INTERCEPT = "Intercept"
@@ -70,7 +78,7 @@ class FormulaDesign:
                     f"(newdata has {list(map(str, data.columns))[:12]})."
                 )
         self._check_numeric(data)
-        return _materialise(self.spec, data)
+        return _materialise(self.spec, data, self.parsed)
 
     def _check_numeric(self, data: pd.DataFrame) -> None:
         """A column that was numeric at fit time must be numeric now (else formulaic would make it a factor)."""
@@ -121,7 +129,7 @@ def _translate(error: Exception, data: pd.DataFrame) -> DataError:
     return DataError(f"The formula could not be applied to the data: {message}")
 
 
-def _materialise(spec: ModelSpec, data: pd.DataFrame) -> pd.DataFrame:
+def _materialise(spec: ModelSpec, data: pd.DataFrame, parsed: ParsedFormula | None) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataMismatchWarning)
         try:
@@ -134,12 +142,14 @@ def _materialise(spec: ModelSpec, data: pd.DataFrame) -> pd.DataFrame:
             ) from None
         except (FormulaicError, ValueError) as error:
             raise _translate(error, data) from None
-    return _without_intercept(pd.DataFrame(matrix), data.index)
+    return _without_intercept(pd.DataFrame(matrix), data.index, parsed)
 
 
-def _without_intercept(matrix: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
+def _without_intercept(matrix: pd.DataFrame, index: pd.Index, parsed: ParsedFormula | None) -> pd.DataFrame:
     frame = matrix.drop(columns=[_INTERCEPT], errors="ignore").astype(float)
     frame.index = index
+    if parsed is not None:
+        frame.columns = [parsed.design_name(str(name)) for name in frame.columns]
     return frame
 
 
@@ -164,8 +174,20 @@ def _string_names(data: pd.DataFrame) -> pd.DataFrame:
     return data.rename(columns=str)
 
 
-def _safe_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
+def _ordered_columns(data: pd.DataFrame, parsed: ParsedFormula) -> list[str]:
+    """The columns of ``parsed`` that hold ordered pandas Categoricals."""
+    return [
+        column for column in parsed.columns
+        if isinstance(data[column].dtype, pd.CategoricalDtype) and data[column].dtype.ordered
+    ]
+
+
+def _safe_matrix(
+    formula: str, data: pd.DataFrame, ordered_contrasts: str
+) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
+    if ordered_contrasts == "poly":
+        parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
     try:
         rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
@@ -188,14 +210,23 @@ def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, M
 
 
 def build_design(
-    formula: str, data: pd.DataFrame, *, safe: bool = True
+    formula: str, data: pd.DataFrame, *, safe: bool = True, ordered_contrasts: str = "treatment"
 ) -> tuple[pd.Series, pd.DataFrame, FormulaDesign]:
     """Response, design matrix (no intercept column, data's index) and the spec for new data.
 
     ``safe=True`` parses ``formula`` with :func:`~csvm_stats.preprocessing.formula_grammar.parse_formula`
     (data, never code); ``safe=False`` hands the text to formulaic, which
-    evaluates Python in it.
+    evaluates Python in it. ``ordered_contrasts`` codes ordered Categorical
+    columns with treatment contrasts (the default) or, with ``"poly"``, with
+    R's polynomial contrasts (safe formulas only).
     """
+    if ordered_contrasts not in CONTRASTS:
+        raise DataError(f"ordered_contrasts must be one of {CONTRASTS}, got {ordered_contrasts!r}.")
+    if ordered_contrasts == "poly" and not safe:
+        raise DataError(
+            "ordered_contrasts='poly' codes the factors of a safe formula; with safe=False write "
+            "C(column, contr.poly) in the formula yourself."
+        )
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"data must be a pandas DataFrame, got {type(data).__name__}.")
     check_columns(data)
@@ -203,8 +234,10 @@ def build_design(
         raise DataError(f"the data have 0 rows (columns: {list(map(str, data.columns))[:12]}); nothing to fit.")
     if safe:
         data = _string_names(data)
-    name, matrix, spec, parsed = _safe_matrix(formula, data) if safe else _code_matrix(formula, data)
-    X = _without_intercept(matrix, data.index)
+    name, matrix, spec, parsed = (
+        _safe_matrix(formula, data, ordered_contrasts) if safe else _code_matrix(formula, data)
+    )
+    X = _without_intercept(matrix, data.index, parsed)
     if X.shape[1] == 0:
         raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
     if not np.isfinite(X.to_numpy()).all():

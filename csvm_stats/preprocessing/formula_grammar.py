@@ -36,7 +36,7 @@ import keyword
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from csvm_stats.exceptions import FormulaError
 
@@ -106,22 +106,43 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
+#: How a factor is coded: treatment contrasts against the first level (formulaic's default), or
+#: ``"poly"``, orthogonal polynomial contrasts over equally spaced levels (R's ``contr.poly``).
+CONTRASTS = ("treatment", "poly")
+
+
 @dataclass(frozen=True)
 class Factor:
-    """One column, used as it is or (``categorical``) coded as a factor by ``C(column)``."""
+    """One column, used as it is or (``categorical``) coded as a factor by ``C(column)``.
+
+    ``contrasts="poly"`` (categorical factors only) codes the factor with
+    formulaic's ``contr.poly``: column k of the coding matrix is the
+    orthonormal polynomial of degree k in the level scores 1..L, the same
+    basis as R's ``contr.poly(L)`` (Gram-Schmidt of 1, s, s^2, ... with a
+    positive leading coefficient); its design columns are named
+    ``column[.L]``, ``column[.Q]``, ``column[.C]``, ``column[^4]``, ...
+    """
 
     column: str
     categorical: bool = False
+    contrasts: str = "treatment"
 
     @property
     def expr(self) -> str:
         """The name formulaic gives this factor (its encoder-state key and column-name stem)."""
         return self.formulaic() if self.categorical else self.column
 
+    @property
+    def stem(self) -> str:
+        """The stem of this factor's design column names (the column itself for polynomial coding)."""
+        return self.column if self.contrasts == "poly" else self.expr
+
     def formulaic(self) -> str:
         """This factor in formulaic's syntax, built from the validated column name only."""
         if not self.categorical:
             return f"`{self.column}`"
+        if self.contrasts == "poly":
+            return f"C(`{self.column}`, contr.poly)"
         plain = self.column.isidentifier() and not keyword.iskeyword(self.column)
         return f"C({self.column})" if plain else f"C(`{self.column}`)"
 
@@ -180,6 +201,21 @@ class ParsedFormula:
     def generated_expressions(self) -> frozenset[str]:
         """The ``C(...)`` expressions :meth:`rhs` wrote (the only non-look-up factors formulaic may see)."""
         return frozenset(f.formulaic() for term in self.terms for f in term if f.categorical)
+
+    def with_polynomial(self, columns: Iterable[str]) -> ParsedFormula:
+        """This formula with every factor on one of ``columns`` coded by polynomial contrasts."""
+        chosen = set(columns)
+
+        def coded(factor: Factor) -> Factor:
+            return Factor(factor.column, True, "poly") if factor.column in chosen else factor
+
+        return replace(self, terms=tuple(tuple(coded(f) for f in term) for term in self.terms))
+
+    def design_name(self, name: str) -> str:
+        """A design column name as shown to users: ``C(`x`, contr.poly)[.L]`` becomes ``x[.L]``."""
+        for factor in {f for term in self.terms for f in term if f.contrasts == "poly"}:
+            name = name.replace(factor.expr, factor.stem)
+        return name
 
 
 class _Parser:

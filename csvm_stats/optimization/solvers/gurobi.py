@@ -143,7 +143,8 @@ class GurobiBackend:
                 values = np.asarray(x.X, dtype=float) if status.has_solution else None
                 bound = float(model.ObjBound) if status.has_solution else math.nan
                 formulation = (
-                    f"linear outer approximation ({cuts.n_cuts} tangent cuts)" if cuts is not None else "MIQP"
+                    f"linear outer approximation ({cuts.n_cuts} tangent cuts{', perspective' if cuts.has_v.any() else ''})"
+                    if cuts is not None else "MIQP" + (" with perspective cones" if problem.perspective is not None else "")
                 )
                 record = solve_record(
                     problem, values, status, bound, (wall, cpu), int(model.NodeCount), backend=self.name,

@@ -192,7 +192,8 @@ class ScipBackend:
             )
             model.addPyCons(model.createCons(handler, "tangents", propagate=False))
             _add_tangents(model, problem, x, ts, idx)
-            return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "linear outer approximation (tangent cuts)")
+            return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx],
+                             "linear outer approximation (tangent cuts" + _perspective_note(problem) + ")")
         if problem.separable:
             keep = Q.data != 0
             idx, q = Q.row[keep], Q.data[keep]
@@ -200,11 +201,17 @@ class ScipBackend:
             for t, k, v in zip(ts, idx, perspective_partners(problem, idx)):
                 model.addCons(x[int(k)] * x[int(k)] <= (t if v is None else t * x[v]))
             _add_tangents(model, problem, x, ts, idx)
-            return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx], "epigraph per coordinate (t_k >= w_k^2)")
+            return _Epigraph(ts, [lambda s, k=int(k): s[k] ** 2 for k in idx],
+                             "epigraph per coordinate (t_k >= w_k^2" + _perspective_note(problem) + ")")
         t = model.addVar(lb=0.0, obj=1.0)
         quad = scip.quicksum(float(v) * x[int(i)] * x[int(j)] for i, j, v in zip(Q.row, Q.col, Q.data))
         model.addCons(quad <= t)
         return _Epigraph([t], [lambda s: float(s @ (problem.Q @ s))], "single epigraph (t >= x'Qx)")
+
+
+def _perspective_note(problem: MIQP) -> str:
+    """``"; perspective for N pairs"`` when the problem carries perspective pairs, else ``""`` (for the record)."""
+    return "" if problem.perspective is None else f"; perspective t_k v >= x_k^2 for {len(problem.perspective)} pairs"
 
 
 def _add_tangents(model, problem: MIQP, x: list, ts: list, idx: np.ndarray) -> None:

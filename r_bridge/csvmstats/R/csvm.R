@@ -73,19 +73,14 @@ csvm.default <- function(x, y, ...) {
   fit
 }
 
-# Fit the model frame mf; the shared body of both methods.
+# Fit the model frame mf; the shared body of both methods. Two classes: the CSVM with rate
+# targets; more: the multiclass CSVM with per-class recall_min (R/multiclass.R).
 fit_frame <- function(mf, call, options, response_name, model) {
   check_no_missing(mf)
   mt <- attr(mf, "terms")
   response <- response_factor(model.response(mf), mt)
   x <- design_matrix(mt, mf)
   options <- check_options(options)
-  positive <- if (is.null(options$positive)) levels(response)[2L] else as.character(options$positive)
-  options$positive <- NULL
-  if (!positive %in% levels(response)) {
-    stop("csvm: positive = '", positive, "' is not a class of the response (",
-         paste(levels(response), collapse = ", "), ")", call. = FALSE)
-  }
   if (is.null(options$random_state)) {
     # Draw the split's seed from R's generator (set.seed() makes fits reproducible) and put it
     # into the call, so that update(fit, ...) keeps the split.
@@ -93,13 +88,26 @@ fit_frame <- function(mf, call, options, response_name, model) {
     call$random_state <- options$random_state
   }
   api <- csvm_api()
-  fitted_python <- py_call(api$fit, x, colnames(x), as.character(response), positive, options, response_name)
+  multiclass <- nlevels(response) > 2L
+  fitted_python <- if (multiclass) {
+    fit_multiclass_python(x, response, options, response_name)
+  } else {
+    fit_binary_python(api, x, response, options, response_name)
+  }
   handle <- fitted_python$results
   exported <- py_call(api$export, handle)
-  fields <- fit_fields(exported)
-  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, fields$anchor,
-                        fields$bound, fields$alpha)
+  fields <- if (multiclass) multiclass_fields(exported) else fit_fields(exported)
+  # capped targets were said before the solve (fitted_python$check); any the check did not
+  # report are said now, from the fit's own anchor table
+  warn_capped_targets(exported, reported = capped_rates(fitted_python$check))
+  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, reported = "CappedTargetWarning")
   fitted <- py_call(api$predict, handle, x, c("decision", "class"))
+  decision <- fitted$decision
+  if (multiclass) {
+    decision <- matrix(as.numeric(decision), nrow(x), dimnames = list(rownames(mf), levels(response)))
+  } else {
+    decision <- stats::setNames(as.numeric(decision), rownames(mf))
+  }
   cache <- new.env(parent = emptyenv())
   object <- c(fields, list(
     call = call,
@@ -110,7 +118,7 @@ fit_frame <- function(mf, call, options, response_name, model) {
     response_levels = levels(response),
     options = options,
     random_state = options$random_state,
-    fitted.values = stats::setNames(as.numeric(fitted$decision), rownames(mf)),
+    fitted.values = decision,
     fitted.class = stats::setNames(factor(as.character(fitted$class), levels = levels(response)),
                                    rownames(mf)),
     model = if (isTRUE(model)) mf else NULL,
@@ -118,8 +126,29 @@ fit_frame <- function(mf, call, options, response_name, model) {
     python = handle,
     cache = cache
   ))
-  class(object) <- "csvm"
+  class(object) <- if (multiclass) c("csvm_multiclass", "csvm") else "csvm"
   object
+}
+
+# The two-class fit in Python, with the anchor check said before the solve (the split of
+# r_api.anchor_check is that of the fit) as $check.
+fit_binary_python <- function(api, x, response, options, response_name) {
+  if (!is.null(options$recall_min)) {
+    stop("csvm: recall_min is for a response with more than two classes; with two classes require ",
+         "tpr_min (the positive class '", levels(response)[2L], "') and/or tnr_min", call. = FALSE)
+  }
+  positive <- if (is.null(options$positive)) levels(response)[2L] else as.character(options$positive)
+  options$positive <- NULL
+  if (!positive %in% levels(response)) {
+    stop("csvm: positive = '", positive, "' is not a class of the response (",
+         paste(levels(response), collapse = ", "), ")", call. = FALSE)
+  }
+  labels <- as.character(response)
+  check <- py_call(api$anchor_check, x, colnames(x), labels, positive, options, response_name)
+  warn_capped_targets(check)
+  fitted <- py_call(api$fit, x, colnames(x), labels, positive, options, response_name)
+  fitted$check <- check
+  fitted
 }
 
 # The factor levels of the variables the terms use: a variable the formula removes
@@ -144,7 +173,7 @@ check_no_missing <- function(mf) {
   }
 }
 
-# The response as a two-level factor (logical, numeric and character responses are converted).
+# The response as a factor of two or more classes (logical, numeric and character responses are converted).
 response_factor <- function(y, mt) {
   if (is.null(y)) {
     stop("csvm: the formula has no response; write it as class ~ predictors", call. = FALSE)
@@ -153,15 +182,9 @@ response_factor <- function(y, mt) {
     stop("csvm: the response must be a vector, not a matrix", call. = FALSE)
   }
   y <- droplevels(as.factor(y))
-  n_classes <- nlevels(y)
-  if (n_classes < 2L) {
+  if (nlevels(y) < 2L) {
     stop("csvm: the response has only one class ('", levels(y)[1L],
-         "'); CSVM needs examples of two classes", call. = FALSE)
-  }
-  if (n_classes > 2L) {
-    stop("csvm: the response has ", n_classes, " classes (",
-         paste(levels(y), collapse = ", "), "); CSVM is a binary classifier, recode it into two classes",
-         call. = FALSE)
+         "'); CSVM needs examples of at least two classes", call. = FALSE)
   }
   y
 }
@@ -181,32 +204,40 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
   x
 }
 
-# The exported values of a fit (csvm_stats.interfaces.r_api.export) as R structures.
+# The exported values of a two-class fit (csvm_stats.interfaces.r_api.export) as R structures.
 fit_fields <- function(exported) {
-  rates <- as.data.frame(exported$rates, stringsAsFactors = FALSE)
-  rownames(rates) <- as.character(exported$rate_names)
-  for (column in c("met", "certified")) {
-    values <- as.numeric(rates[[column]])
-    rates[[column]] <- ifelse(is.nan(values) | is.na(values), NA, values == 1)
-  }
   coef_names <- as.character(exported$coef_names)
   coefficients <- stats::setNames(c(as.numeric(exported$intercept), as.numeric(exported$coef)),
                                   c("(Intercept)", coef_names))
   standardized <- as.numeric(exported$coef_standardized)
   if (length(standardized)) names(standardized) <- coef_names
-  statements <- stats::setNames(as.character(exported$statements), rownames(rates))
-  anchor <- exported$anchor
-  list(
+  c(shared_fields(exported), list(
     coefficients = coefficients,
     coef_standardized = standardized,
+    positive = as.character(exported$positive),
+    negative = as.character(exported$negative),
+    selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names))
+  ))
+}
+
+# The fields a two-class and a multiclass export share.
+shared_fields <- function(exported) {
+  rates <- as.data.frame(exported$rates, stringsAsFactors = FALSE)
+  rownames(rates) <- as.character(exported$rate_names)
+  # Python's NaN means "not applicable" (no target, no count for a mean of rates): R's NA
+  rates[] <- lapply(rates, function(values) if (is.numeric(values)) replace(values, is.nan(values), NA) else values)
+  for (column in c("met", "certified")) {
+    values <- as.numeric(rates[[column]])
+    rates[[column]] <- ifelse(is.nan(values) | is.na(values), NA, values == 1)
+  }
+  statements <- stats::setNames(as.character(exported$statements), rownames(rates))
+  list(
     rates = rates,
     statements = statements,
     joint_statement = as.character(exported$joint_statement),
     summary_text = as.character(exported$summary_text),
     solver = lapply(exported$solver, function(value) if (is.character(value)) value else as.numeric(value)),
     warnings = as.character(exported$warnings),
-    positive = as.character(exported$positive),
-    negative = as.character(exported$negative),
     kernel = as.character(exported$kernel),
     is_linear = isTRUE(exported$is_linear),
     alpha = as.numeric(exported$alpha),
@@ -214,10 +245,15 @@ fit_fields <- function(exported) {
     C = as.numeric(exported$C),
     nobs = as.integer(exported$n),
     samples = vapply(exported$samples, as.integer, integer(1L)),
-    selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names)),
-    anchor = list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
-                  n = as.integer(anchor$n), capped = as.logical(anchor$capped),
-                  hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial)),
+    anchor = anchor_fields(exported$anchor),
     api_version = as.integer(exported$api_version)
   )
+}
+
+# The anchor requirements of r_api (per constrained rate: anchor points, capped or not, and the
+# anchor sizes from which the Hoeffding and binomial margins stay below 1) as R vectors.
+anchor_fields <- function(anchor) {
+  list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
+       n = as.integer(anchor$n), capped = as.logical(anchor$capped),
+       hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial))
 }

@@ -17,14 +17,16 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM, ", x$kernel, " kernel; positive class '", x$positive,
       "', negative class '", x$negative, "'\n", sep = "")
-  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n\n", sep = "")
+  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n", sep = "")
+  cat(selection_line(x), "\n", sep = "")
   if (x$is_linear) {
     shown <- shown_coefficients(x)
     cat("Coefficients:\n")
     print.default(format(x$coefficients[shown], digits = digits), print.gap = 2L, quote = FALSE)
     if (length(shown) < length(x$coefficients)) {
       cat("... and", length(x$coefficients) - length(shown),
-          "more (largest standardised shown; see coef())\n")
+          if (is_sparse(x)) "more, all zero (not selected; see coef())\n" else
+            "more (largest standardised shown; see coef())\n")
     }
   } else {
     cat("Kernel solution with", length(x$coefficients) - 1L, "feature-map coefficients\n")
@@ -34,8 +36,25 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   invisible(x)
 }
 
-# The intercept and the coefficients with the largest standardised size, in their original order.
+# For a sparse fit (penalty = "l1" or max_features), the line naming the selected features;
+# "" otherwise.
+selection_line <- function(x) {
+  if (!is_sparse(x)) return("")
+  how <- if (!is.null(x$options$max_features)) {
+    paste0("max_features = ", x$options$max_features)
+  } else {
+    "penalty = \"l1\""
+  }
+  paste0("Selected features (", length(x$selected), " of ", length(x$coefficients) - 1L, ", ", how, "): ",
+         if (length(x$selected)) paste(names(x$selected), collapse = ", ") else "none", "\n")
+}
+
+is_sparse <- function(x) !is.null(x$options$max_features) || identical(x$options$penalty, "l1")
+
+# The intercept and the coefficients with the largest standardised size, in their original order
+# (for a sparse fit: the intercept and the selected features).
 shown_coefficients <- function(x) {
+  if (is_sparse(x)) return(c(1L, match(names(x$selected), names(x$coefficients))))
   n_coef <- length(x$coefficients) - 1L
   if (n_coef <= .max_shown_coefficients) {
     return(seq_along(x$coefficients))
@@ -70,7 +89,8 @@ summary.csvm <- function(object, ...) {
     statements = object$statements,
     joint_statement = object$joint_statement,
     solver = object$solver,
-    warnings = object$warnings
+    warnings = object$warnings,
+    selection = selection_line(object)
   ), class = "summary.csvm")
 }
 
@@ -78,6 +98,34 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Positive class '", x$positive, "', negative class '", x$negative, "'\n", sep = "")
+  print_sizes_and_solver(x)
+  cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
+      "', alpha = ", format(x$alpha), "):\n", sep = "")
+  print_rate_table(x$rates, toupper(rownames(x$rates)), digits)
+
+  cat("\nConfidence statements:\n")
+  cat(paste0("  ", toupper(names(x$statements)), ": ", x$statements), sep = "\n")
+  if (length(x$statements) > 1L) cat("  Joint:", x$joint_statement, "\n")
+
+  if (x$is_linear) {
+    cat("\n", x$selection, sep = "")
+    cat(if (nzchar(x$selection)) "Coefficients of the selected features" else "Coefficients",
+        " (decision f(x) >= 0 means positive):\n", sep = "")
+    print(x$coefficients[x$shown, , drop = FALSE], digits = digits, na.print = "")
+    if (length(x$shown) < nrow(x$coefficients)) {
+      cat("... and", nrow(x$coefficients) - length(x$shown),
+          if (nzchar(x$selection)) "more coefficients, all zero (not selected; see coef())\n" else
+            "more coefficients (largest standardised shown; see coef())\n")
+    }
+  } else {
+    cat("\nKernel solution with", nrow(x$coefficients) - 1L, "feature-map coefficients\n")
+  }
+  print_notes(x$warnings)
+  invisible(x)
+}
+
+# The sample sizes and the solver record of a summary.
+print_sizes_and_solver <- function(x) {
   cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
       x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], ")", sep = "")
   if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
@@ -86,45 +134,46 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
       ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
       ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
+}
 
-  cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
-      "', alpha = ", format(x$alpha), "):\n", sep = "")
-  rates <- x$rates
-  table <- data.frame(
-    target = rates$target,
-    required = ifelse(is.na(rates$required), "",
-                      paste0(rates$required, "/", rates$anchor_n)),
-    anchor = paste0(rates$anchor_correct, "/", rates$anchor_n),
-    met = rates$met,
-    "held-out" = paste0(rates$heldout_correct, "/", rates$heldout_n),
-    "held-out rate" = rates$heldout_rate,
-    lower = rates$lower,
-    "joint lower" = rates$joint_lower,
-    method = rates$method,
-    check.names = FALSE,
-    row.names = toupper(rownames(rates))
-  )
-  print(table, digits = digits)
-
-  cat("\nConfidence statements:\n")
-  cat(paste0("  ", toupper(names(x$statements)), ": ", x$statements), sep = "\n")
-  if (length(x$statements) > 1L) cat("  Joint:", x$joint_statement, "\n")
-
-  if (x$is_linear) {
-    cat("\nCoefficients (decision f(x) >= 0 means positive):\n")
-    print(x$coefficients[x$shown, , drop = FALSE], digits = digits, na.print = "")
-    if (length(x$shown) < nrow(x$coefficients)) {
-      cat("... and", nrow(x$coefficients) - length(x$shown),
-          "more coefficients (largest standardised shown; see coef())\n")
-    }
-  } else {
-    cat("\nKernel solution with", nrow(x$coefficients) - 1L, "feature-map coefficients\n")
-  }
+# The notes of a summary: in-sample versus held-out, then the fit's warnings.
+print_notes <- function(warnings) {
   notes <- c("The anchor-sample rates are in-sample; only the held-out statements are confidence statements.",
-             x$warnings)
+             warnings)
   cat("\nNotes:\n")
   cat(paste0("[", seq_along(notes), "] ", notes), sep = "\n")
-  invisible(x)
+}
+
+# The rate table: counts as "k/n", bounds rounded outwards, "" where a value does not apply.
+print_rate_table <- function(rates, row_names, digits) {
+  table <- data.frame(
+    target = rates$target,
+    required = count_text(rates$required, rates$anchor_n),
+    anchor = count_text(rates$anchor_correct, rates$anchor_n),
+    met = rates$met,
+    "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
+    "held-out rate" = rates$heldout_rate,
+    lower = bound_text(rates$lower, floor),
+    upper = bound_text(rates$upper, ceiling),
+    "joint lower" = bound_text(rates$joint_lower, floor),
+    method = rates$method,
+    check.names = FALSE,
+    row.names = row_names
+  )
+  if (all(is.na(rates$upper))) table$upper <- NULL
+  print(table, digits = digits, na.print = "")
+}
+
+# "k/n" for a count, "" where there is none (no target; the balanced accuracy is a mean of rates).
+count_text <- function(count, n) ifelse(is.na(count), "", paste0(count, "/", n))
+
+# Confidence bounds shown with .bound_decimals decimals, rounded outwards (a lower bound down,
+# an upper bound up), so that the shown bound is as safe as the computed one; "" where there is none.
+.bound_decimals <- 4L
+bound_text <- function(bound, direction) {
+  scale <- 10^.bound_decimals
+  shown <- direction(bound * scale) / scale
+  ifelse(is.na(bound), "", formatC(shown, format = "f", digits = .bound_decimals))
 }
 
 predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", "probabilities"), ...) {
@@ -242,7 +291,7 @@ predict_rows <- function(object, x, type) {
   }
   values <- py_call(api$predict, model, x, type)
   issue_python_warnings(values$warnings, values$warning_kinds)
-  if (type == "class") as.character(values$class) else as.numeric(values[[type]])
+  if (type == "class") as.character(values$class) else as.numeric(values[[type]])  # a matrix column by column
 }
 
 # The Python object that predicts: the fit's results while alive, else a model loaded

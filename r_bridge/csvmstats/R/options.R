@@ -51,7 +51,8 @@ check_option <- function(name, value) {
                               what = "a positive number of seconds"),
     mip_gap = check_number(name, value, lower = 0, upper = 1, what = "a relative gap in [0, 1)"),
     coef0 = check_number(name, value, what = "a finite number"),
-    threads = , degree = , rank = check_whole(name, value, lower = 1L),
+    threads = , degree = , rank = , max_features = , screen = check_whole(name, value, lower = 1L),
+    penalty = check_choice(name, value, c("l1", "l2")),
     random_state = check_whole(name, value, lower = 0L),
     standardize = , verbose = , warm_start = check_flag(name, value),
     solver = check_string(name, value),
@@ -60,6 +61,11 @@ check_option <- function(name, value) {
     gamma = if (is.character(value)) check_choice(name, value, c("scale", "auto")) else
       check_number(name, value, lower = 0, open = TRUE, what = "a positive number, \"scale\" or \"auto\""),
     guarantee = if (is.character(value)) check_choice(name, value, c("tpr", "tnr")) else check_flag(name, value),
+    recall_min = if (!is.numeric(value) || !length(value) || is.null(names(value)) || any(names(value) == "") ||
+                     anyDuplicated(names(value)) || any(!is.finite(value)) || any(value <= 0 | value >= 1)) {
+      stop("csvm: recall_min must be a named vector of required recalls strictly between 0 and 1, ",
+           "one per class, e.g. c(BL = 0.9, EWS = 0.8), not ", shown(value), call. = FALSE)
+    },
     fractions = if (!is.numeric(value) || length(value) != 3L || any(!is.finite(value)) || any(value < 0)) {
       stop("csvm: fractions must be three shares (training, anchor, held-out) >= 0, e.g. c(0.5, 0.25, 0.25)",
            call. = FALSE)

@@ -13,6 +13,13 @@
 .onLoad <- function(libname, pkgname) {
   use_csvm_virtualenv()
   .csvm_env$api <- reticulate::import("csvm_stats.interfaces.r_api", delay_load = TRUE)
+  .csvm_env$multiclass <- reticulate::import("csvm_stats.multiclass.r_entry", delay_load = TRUE)
+}
+
+# The multiclass entry points (csvm_stats.multiclass.r_entry), after csvm_api()'s checks.
+csvm_multiclass_api <- function() {
+  csvm_api()
+  .csvm_env$multiclass
 }
 
 # The virtualenv of install_python(): CSVMSTATS_VIRTUALENV, else "r-csvmstats".

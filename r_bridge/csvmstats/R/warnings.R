@@ -2,37 +2,59 @@
 
 .rate_units <- c(tpr = "positives", tnr = "negatives", acc = "points")
 
-# Re-issue the warnings Python raised (messages and category names from r_api).
-# A capped target is worded from the anchor requirements (fit_fields()$anchor).
-issue_python_warnings <- function(messages, kinds, anchor = NULL, bound = NULL, alpha = NULL) {
+# Re-issue the warnings Python raised (messages and category names from r_api), except
+# those of the kinds in `reported` (said already, e.g. before the solve).
+issue_python_warnings <- function(messages, kinds, reported = character()) {
   messages <- as.character(messages)
   kinds <- as.character(kinds)
   for (i in seq_along(messages)) {
-    if (identical(kinds[i], "CappedTargetWarning") && !is.null(anchor)) next
+    if (length(kinds) >= i && kinds[i] %in% reported) next
     warning("csvm: ", r_wording(messages[i]), call. = FALSE)
-  }
-  if (!is.null(anchor) && "CappedTargetWarning" %in% kinds) {
-    for (text in capped_target_messages(anchor, bound, alpha)) warning(text, call. = FALSE)
   }
 }
 
-# "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate.
+# Each target that the anchor sample cannot carry, with the anchor sizes it needs, from an
+# anchor table (r_api.anchor_check before the solve, or a fit's export), except the rates or
+# classes in `reported`. Shown at once (immediate.), not after the call as R's warnings are.
+warn_capped_targets <- function(check, reported = character()) {
+  anchor <- anchor_fields(check$anchor)
+  anchor$capped <- anchor$capped & !anchor$rate %in% reported
+  for (text in capped_target_messages(anchor, as.character(check$bound), as.numeric(check$alpha))) {
+    warning(text, call. = FALSE, immediate. = TRUE)
+  }
+}
+
+# The rates (or classes) an anchor table reports as capped.
+capped_rates <- function(check) {
+  anchor <- anchor_fields(check$anchor)
+  anchor$rate[anchor$capped]
+}
+
+# "tpr_min = 0.9 needs at least 150 anchor positives ..." for each capped rate (or class).
 capped_target_messages <- function(anchor, bound, alpha) {
   capped <- which(anchor$capped)
   vapply(capped, function(i) {
     rate <- anchor$rate[i]
-    units <- .rate_units[[rate]]
+    if (rate %in% names(.rate_units)) {  # a two-class rate
+      target <- paste0(rate, "_min = ", format(anchor$target[i]))
+      units <- .rate_units[[rate]]
+    } else {  # a class of a multiclass fit
+      target <- paste0("recall_min[\"", rate, "\"] = ", format(anchor$target[i]))
+      units <- paste0("points of class '", rate, "'")
+    }
     needed <- anchor[[bound]][i]
     binomial <- anchor$binomial[i]
     advice <- if (bound != "binomial" && anchor$n[i] >= binomial) {
       paste0("bound = \"binomial\" needs only ", binomial, " anchor ", units, " and gives a statement here")
-    } else {
-      paste0("give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
+    } else if (bound != "binomial") {
+      paste0("Give more data or a larger anchor share (fractions); with bound = \"binomial\" ", binomial,
              " anchor ", units, " are needed")
+    } else {
+      "Give more data or a larger anchor share (fractions)"
     }
-    paste0("csvm: ", rate, "_min = ", format(anchor$target[i]), " with bound = \"", bound, "\" (alpha = ",
+    paste0("csvm: ", target, " with bound = \"", bound, "\" (alpha = ",
            format(alpha), ") needs at least ", needed, " anchor ", units, "; the anchor sample has ",
-           anchor$n[i], ", so all of them had to be classified correctly and no confidence statement ",
+           anchor$n[i], ", so the fit requires all of them to be classified correctly and no confidence statement ",
            "follows from the target. ", advice, ".")
   }, character(1L))
 }

@@ -22,3 +22,22 @@ fit_example <- function(data = make_data(), ...) {
   csvm(status ~ ., data = data, tpr_min = 0.8, time_limit = 20, bound = "binomial",
        random_state = 7L, ...)
 }
+
+# Run `code` (lines of R) in a new R session (a separate Rscript process) with the package
+# loaded and `saved` bound to the list `objects` read back with readRDS; the code puts its result
+# into `out`, which is returned (an error showing the session's log when there is none).
+in_new_r_session <- function(objects, code) {
+  folder <- tempfile("rds")
+  dir.create(folder)
+  saveRDS(objects, file.path(folder, "objects.rds"))
+  script <- file.path(folder, "session.R")
+  writeLines(c("library(csvmstats)",
+               "saved <- readRDS(file.path(commandArgs(TRUE)[1], 'objects.rds'))",
+               code,
+               "saveRDS(out, file.path(commandArgs(TRUE)[1], 'out.rds'))"), script)
+  log <- system2(file.path(R.home("bin"), "Rscript"), c(script, folder), stdout = TRUE, stderr = TRUE)
+  if (!file.exists(file.path(folder, "out.rds"))) {
+    stop("the new R session gave no result:\n", paste(log, collapse = "\n"), call. = FALSE)
+  }
+  readRDS(file.path(folder, "out.rds"))
+}

@@ -13,6 +13,21 @@ test_that("csvm fits y ~ . with a factor column and keeps R's formula bookkeepin
   expect_true(coef(fit)[["dose"]] > 0)
 })
 
+test_that("the rate table says NA, not NaN, and shows bounds rounded outwards", {
+  skip_without_python()
+  fit <- fit_example()
+  expect_false(any(vapply(fit$rates, function(v) is.numeric(v) && any(is.nan(v)), logical(1L))))
+  expect_true(is.na(fit$rates["tnr", "target"]))
+  expect_equal(csvmstats:::bound_text(c(0.89876, NA, 0.9), floor), c("0.8987", "", "0.9000"))
+  expect_equal(csvmstats:::bound_text(0.93641, ceiling), "0.9365")
+  expect_equal(csvmstats:::count_text(c(58, NA), c(60, 171)), c("58/60", ""))
+  printed <- capture.output(print(summary(fit)))
+  expect_false(any(grepl("NaN|NA/", printed)))
+  table_line <- printed[grepl("^TPR ", printed)][1L]
+  shown_lower <- floor(fit$rates["tpr", "lower"] * 1e4) / 1e4
+  expect_match(table_line, formatC(shown_lower, format = "f", digits = 4L), fixed = TRUE)
+})
+
 test_that("print and summary print from R vectors", {
   skip_without_python()
   fit <- fit_example()
@@ -112,12 +127,13 @@ test_that("missing values are stopped in R with a clear error", {
   expect_error(csvm(status ~ ., data = make_data(), tpr_min = 0.8, C = NA), "C are NA")
 })
 
-test_that("one-class and many-class responses are clear R errors", {
+test_that("a one-class response and two-class targets on three classes are clear R errors", {
   d <- make_data()
   d$status <- factor("case")
   expect_error(csvm(status ~ ., data = d, tpr_min = 0.8), "only one class \\('case'\\)")
   d$status <- factor(rep(c("a", "b", "c"), length.out = nrow(d)))
-  expect_error(csvm(status ~ ., data = d), "3 classes")
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8),
+               "tpr_min is for a two-class response; this one has 3 classes \\(a, b, c\\)")
   expect_error(csvm(status ~ 1, data = make_data()), "no predictors")
 })
 
@@ -154,6 +170,16 @@ test_that("Python warnings arrive as R warnings in R's wording, naming the ancho
          random_state = 7L),
     "bound = \"binomial\".* 29 anchor positives"
   )
+  # said once, before the solve: a fit that fails in the solver's options still warns first
+  messages <- character()
+  expect_error(withCallingHandlers(
+    csvm(status ~ ., data = make_data(), tpr_min = 0.99, time_limit = 20, random_state = 7L,
+         solver = "no-such-solver"),
+    warning = function(w) {
+      messages <<- c(messages, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }), "solver")
+  expect_length(grep("needs at least 14979 anchor positives", messages), 1L)
   expect_equal(csvmstats:::r_wording("use fractions=(0.5, 0.25) with warm_start=False or None"),
                "use fractions = (0.5, 0.25) with warm_start = FALSE or NULL")
 })

@@ -11,22 +11,12 @@ test_that("linear and RBF fits predict classes, decision values and probabilitie
   )
   newdata <- make_data(30, seed = 5)
   newdata$dose[4] <- NA
-  folder <- tempfile("rds")
-  dir.create(folder)
-  saveRDS(list(fits = fits, newdata = newdata), file.path(folder, "fits.rds"))
-  script <- file.path(folder, "predict.R")
-  writeLines(c(
-    "library(csvmstats)",
-    "saved <- readRDS(file.path(commandArgs(TRUE)[1], 'fits.rds'))",
+  predictions <- in_new_r_session(list(fits = fits, newdata = newdata), c(
     "out <- lapply(saved$fits, function(fit) list(",
     "  alive = csvmstats:::python_handle_alive(fit$python),",
     "  decision = predict(fit, saved$newdata, type = 'decision'),",
     "  class = predict(fit, saved$newdata),",
-    "  prob = tryCatch(predict(fit, saved$newdata, type = 'prob'), error = conditionMessage)))",
-    "saveRDS(out, file.path(commandArgs(TRUE)[1], 'predictions.rds'))"), script)
-  log <- system2(file.path(R.home("bin"), "Rscript"), c(script, folder), stdout = TRUE, stderr = TRUE)
-  expect_true(file.exists(file.path(folder, "predictions.rds")), info = paste(log, collapse = "\n"))
-  predictions <- readRDS(file.path(folder, "predictions.rds"))
+    "  prob = tryCatch(predict(fit, saved$newdata, type = 'prob'), error = conditionMessage)))"))
   for (kind in names(fits)) {
     expect_false(predictions[[kind]]$alive)
     expect_equal(predictions[[kind]]$decision, predict(fits[[kind]], newdata, type = "decision"),

@@ -1,0 +1,86 @@
+"""Ordered factors coded as R codes them by default (``ordered_contrasts="poly"``, R's contr.poly)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats import CSVM
+from csvm_stats.exceptions import DataError
+from csvm_stats.interfaces.persistence import ModelFileError
+from csvm_stats.interfaces.persistence import load_model, save_model
+from csvm_stats.preprocessing.formula import build_design
+
+
+def r_contr_poly(n_levels: int) -> np.ndarray:
+    """R's contr.poly(n) as R's make.poly computes it: QR of the centred powers, Q times diag(R), unit columns."""
+    scores = np.arange(1, n_levels + 1, dtype=float)
+    powers = np.vander(scores - scores.mean(), n_levels, increasing=True)
+    q, r = np.linalg.qr(powers)
+    raw = q * np.diag(r)
+    return (raw / np.linalg.norm(raw, axis=0))[:, 1:]
+
+
+def ordered_data(n_levels: int, n: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    levels = [f"g{k}" for k in range(1, n_levels + 1)]
+    grade = pd.Categorical(rng.choice(levels, n), categories=levels, ordered=True)
+    x = rng.normal(size=n)
+    y = np.where(x + 0.3 * grade.codes + rng.normal(size=n) > 1, "yes", "no")
+    return pd.DataFrame({"grade": grade, "x": x, "y": y})
+
+
+@pytest.mark.parametrize("n_levels", [2, 3, 4, 5, 7, 10])
+def test_poly_coding_is_r_contr_poly(n_levels):
+    data = ordered_data(n_levels, n=40 * n_levels)
+    _, X, _ = build_design("y ~ grade", data, ordered_contrasts="poly")
+    names = [".L", ".Q", ".C", *(f"^{k}" for k in range(4, n_levels))][: n_levels - 1]
+    assert list(X.columns) == [f"grade[{name}]" for name in names]
+    coding = X.groupby(data["grade"].cat.codes.to_numpy()).first().to_numpy()
+    np.testing.assert_allclose(coding, r_contr_poly(n_levels), atol=1e-12)
+
+
+def test_closed_forms_of_three_levels():
+    _, X, _ = build_design("y ~ grade", ordered_data(3), ordered_contrasts="poly")
+    coding = X.groupby(ordered_data(3)["grade"].cat.codes.to_numpy()).first().to_numpy()
+    expected = np.column_stack([[-1, 0, 1] / np.sqrt(2), [1, -2, 1] / np.sqrt(6)])
+    np.testing.assert_allclose(coding, expected, atol=1e-14)
+
+
+def test_treatment_stays_the_default_and_unordered_factors_keep_it():
+    data = ordered_data(4).assign(site=lambda d: pd.Categorical(np.resize(["a", "b", "c"], len(d))))
+    _, default, _ = build_design("y ~ grade + site", data)
+    assert [c for c in default.columns if c.startswith("grade")] == ["grade[T.g2]", "grade[T.g3]", "grade[T.g4]"]
+    _, poly, _ = build_design("y ~ grade + site + grade:x", data, ordered_contrasts="poly")
+    assert [c for c in poly.columns if c.startswith("site")] == ["site[T.b]", "site[T.c]"]
+    assert "grade[.L]" in poly.columns and not any("contr.poly" in c for c in poly.columns)
+
+
+def test_bad_values_are_refused():
+    data = ordered_data(3)
+    with pytest.raises(DataError, match="ordered_contrasts must be one of"):
+        build_design("y ~ grade", data, ordered_contrasts="helmert")
+    with pytest.raises(DataError, match="safe=False"):
+        build_design("y ~ grade", data, safe=False, ordered_contrasts="poly")
+
+
+def test_fit_predict_and_model_file_keep_the_coding(tmp_path):
+    data = ordered_data(4, n=240)
+    results = CSVM.from_formula("y ~ grade + x", data, tpr_min=0.7, bound="binomial", ordered_contrasts="poly").fit(
+        random_state=1, time_limit=60
+    )
+    assert list(results.params.index[:3]) == ["grade[.L]", "grade[.Q]", "grade[.C]"]
+    saved = load_model(save_model(results, tmp_path / "model.csvm"))
+    np.testing.assert_allclose(saved.decision_function(data.iloc[:25]), results.decision_function(data.iloc[:25]))
+    # new data with a subset of the levels are coded with the fitted levels' polynomials
+    subset = data[data["grade"].isin(["g1", "g4"])].iloc[:10]
+    np.testing.assert_allclose(saved.decision_function(subset), results.decision_function(subset))
+
+
+def test_model_file_refuses_an_unknown_coding(tmp_path):
+    from csvm_stats.interfaces.persistence import _factor
+
+    assert _factor({"C": "grade", "contrasts": "poly"}).contrasts == "poly"
+    with pytest.raises(ModelFileError, match="contrasts"):
+        _factor({"C": "grade", "contrasts": "helmert"})
