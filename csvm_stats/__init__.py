@@ -10,11 +10,15 @@ The data flow is formula -> design -> optimisation problem -> solver backend
 * :func:`fit_csvm` (``csvm_stats.optimization.engine``): the array-level solver kernel.
 """
 
+__version__ = "0.1.0"  # first: the modules below read it
+
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
 from csvm_stats.interfaces.sklearn import CSVMClassifier
+# The problem forms beyond two classes register themselves with CSVM(...) and the model files:
+from csvm_stats.multiclass.model import MulticlassCSVM
+from csvm_stats.multiclass import persistence as _multiclass_files  # noqa: F401  (registers the file form)
 
-__version__ = "0.1.0"
-__all__ = ["CSVM", "CSVMClassifier", "CSVMResults", "EBB", "fit_csvm", "__version__"]
+__all__ = ["CSVM", "CSVMClassifier", "CSVMResults", "EBB", "MulticlassCSVM", "fit_csvm", "__version__"]

@@ -84,6 +84,7 @@ import json
 import math
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,7 +113,6 @@ LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
 CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
 #: A multiclass file's per-class calibration arrays (:mod:`csvm_stats.multiclass.persistence`).
-CLASS_CALIBRATION_MEMBER = re.compile(r"arrays/va_(scores|p0|p1)_(0|[1-9][0-9]{0,3})\.npy")
 #: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
 #: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
 MAX_MEMBER_BYTES = 2**30
@@ -153,18 +153,45 @@ def _plain_params(params: pd.Series | pd.DataFrame) -> dict[str, Any]:
     return {str(k): float(v) for k, v in params.items()}
 
 
+@dataclass(frozen=True)
+class FileForm:
+    """A model form besides the two-class CSVM that the format holds (``"kind"`` in model.json).
+
+    The form's package registers it (:func:`register_file_form`; the
+    multiclass CSVM in :mod:`csvm_stats.multiclass.persistence`), so this
+    module imports none of them and the import graph stays a tree.
+    ``extra_members`` matches the archive members the form adds.
+    """
+
+    kind: str
+    results_type: type
+    report: Callable[[Any], dict[str, Any]]
+    save: Callable[[Any, str | Path], Path]
+    from_archive: Callable[[dict[str, Any], dict[str, np.ndarray]], SavedModel]
+    extra_members: re.Pattern[str] | None = None
+
+
+_FILE_FORMS: dict[str, FileForm] = {}
+
+
+def register_file_form(form: FileForm) -> None:
+    """Let :func:`save_model`, :func:`results_report` and :func:`load_model` handle ``form``."""
+    _FILE_FORMS[form.kind] = form
+
+
+def _form_of(results: Any) -> FileForm | None:
+    return next((form for form in _FILE_FORMS.values() if isinstance(results, form.results_type)), None)
+
+
 def results_report(results: CSVMResults) -> dict[str, Any]:
     """The report of a fit as plain values: summary text, statements, rates, coefficients, solver.
 
     Used for the saved format and for ``csvm-stats fit --format json``; a
-    multiclass fit adds its confusion matrix
-    (:func:`csvm_stats.multiclass.persistence.multiclass_report`).
+    registered form (:class:`FileForm`) gives its own report (the multiclass
+    fit adds its confusion matrix).
     """
-    if hasattr(results, "confusion_matrix"):
-        from csvm_stats.multiclass.persistence import multiclass_report
-
-        return multiclass_report(results)
-    return report_fields(results)
+    form = _form_of(results)
+    return report_fields(results) if form is None else form.report(results)
 
 
 def report_fields(results: CSVMResults) -> dict[str, Any]:
@@ -271,13 +298,12 @@ def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
 def save_model(results: CSVMResults, path: str | Path) -> Path:
     """Write ``results`` to ``path`` in the format of the module docstring; return the path.
 
-    A multiclass fit (:class:`~csvm_stats.multiclass.results.MulticlassResults`)
-    is written by :func:`csvm_stats.multiclass.persistence.save_multiclass`.
+    A fit of a registered form (:class:`FileForm`; the multiclass CSVM) is
+    written by that form's own ``save``.
     """
-    if hasattr(results, "confusion_matrix"):
-        from csvm_stats.multiclass.persistence import save_multiclass
-
-        return save_multiclass(results, path)
+    form = _form_of(results)
+    if form is not None:
+        return form.save(results, path)
     fit = results.engine_fit
     coding = results.model.coding
     kernel = kernel_fields(fit.feature_map)
@@ -486,8 +512,12 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
         expected |= {METADATA_MEMBER}
         unknown = sorted(set(members) - expected)
-        if metadata.get("kind") == "multiclass":  # one Venn-Abers predictor per class: va_scores_0.npy, ...
-            unknown = [name for name in unknown if not CLASS_CALIBRATION_MEMBER.fullmatch(name)]
+        kind = metadata.get("kind")
+        if kind is not None:
+            _require(isinstance(kind, str) and kind in _FILE_FORMS,
+                     f"kind {kind!r} is not one this csvm-stats reads ({sorted(_FILE_FORMS)})")
+            pattern = _FILE_FORMS[kind].extra_members
+            unknown = [name for name in unknown if pattern is None or not pattern.fullmatch(name)]
         _require(not unknown, f"unexpected member(s) {unknown}")
         arrays = {
             name[len(ARRAY_PREFIX) : -len(".npy")]: _read_array(archive, members[name])
@@ -790,10 +820,8 @@ def load_model(path: str | Path) -> SavedModel:
 
 def _load(path: Path) -> SavedModel:
     metadata, arrays = _read_archive(path)
-    if metadata.get("kind") == "multiclass":
-        from csvm_stats.multiclass.persistence import multiclass_from_archive
-
-        return multiclass_from_archive(metadata, arrays)
+    if metadata.get("kind") is not None:  # _read_archive checked that it is registered
+        return _FILE_FORMS[metadata["kind"]].from_archive(metadata, arrays)
     columns = metadata.get("columns")
     _require(isinstance(columns, list) and columns and all(isinstance(c, str) for c in columns), "columns")
     _require(len(set(columns)) == len(columns), "columns must not repeat")

@@ -66,7 +66,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.models.model import CSVM
+from csvm_stats.multiclass.model import MulticlassCSVM
 from csvm_stats.preprocessing.validation import check_feature_table, check_labels_present
+from csvm_stats.probability.ebb import EBB
 
 PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
 
@@ -232,8 +235,6 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``."""
-        from csvm_stats.models.model import CSVM
-
         check_feature_table(X)
         if y is not None:  # scikit-learn says "requires y to be passed" itself
             check_labels_present(y)
@@ -282,8 +283,6 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_multiclass(self, X: np.ndarray, y: np.ndarray, variant: str | None):
         """The multiclass CSVM (several classes or ``recall_min``)."""
-        from csvm_stats.multiclass.model import MulticlassCSVM
-
         if variant not in (None, "venn-abers"):
             raise DataError(
                 f"Only binary classification is supported with probability={self.probability!r}: the bootstrap "
@@ -309,8 +308,6 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_probabilities(self, X: np.ndarray, y: np.ndarray, variant: str, seed: int | None):
-        from csvm_stats.probability.ebb import EBB
-
         rates = {"tpr_min": self.tpr_min, "tnr_min": self.tnr_min, "acc_min": self.acc_min} if variant != "ebb" else {}
         kernel = self.kernel
         gamma_grid = None

@@ -92,6 +92,21 @@ def _design_frame(exog: Any) -> pd.DataFrame:
     return frame
 
 
+
+#: Other problem forms that ``CSVM(...)`` builds when their test says so:
+#: ``(applies(endog, recall_min), subclass)`` pairs, registered by the forms'
+#: own packages (:mod:`csvm_stats.multiclass.model`), so that this module
+#: needs no import of them and the import graph stays a tree.
+_MODEL_FORMS: list[tuple[Callable[[Any, Any], bool], type[CSVM]]] = []
+
+
+def register_model_form(applies: Callable[[Any, Any], bool], form: type[CSVM]) -> None:
+    """Make ``CSVM(endog, exog, ..., recall_min=...)`` build ``form`` when ``applies(endog, recall_min)``."""
+    if not (isinstance(form, type) and issubclass(form, CSVM)):
+        raise TypeError(f"a model form must be a subclass of CSVM, not {form!r}")
+    if all(registered is not form for _, registered in _MODEL_FORMS):
+        _MODEL_FORMS.append((applies, form))
+
 class CSVM:
     """Constrained support vector machine with required rates (TPR, TNR, accuracy).
 
@@ -126,10 +141,9 @@ class CSVM:
 
     def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
         if cls is CSVM:
-            from csvm_stats.multiclass.model import MulticlassCSVM, wants_multiclass
-
-            if wants_multiclass(endog, kwargs.get("recall_min")):
-                return super().__new__(MulticlassCSVM)  # Python then runs MulticlassCSVM.__init__
+            for applies, form in _MODEL_FORMS:
+                if applies(endog, kwargs.get("recall_min")):
+                    return super().__new__(form)  # Python then runs form.__init__
         return super().__new__(cls)
 
     def __init__(

@@ -28,7 +28,7 @@ from csvm_stats.inference.bounds import BOUNDS, AdjustedTarget, adjust_target, c
 from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS, SampleSplit, Standardizer, check_fractions, explicit_split
 from csvm_stats.exceptions import DataError
 from csvm_stats.models.fitstate import resolve_seed
-from csvm_stats.models.model import CSVM, _design_frame
+from csvm_stats.models.model import CSVM, _design_frame, register_model_form
 from csvm_stats.multiclass.certification import guarantee_shift
 from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
 from csvm_stats.multiclass.engine import fit_multiclass_csvm
@@ -261,3 +261,6 @@ class MulticlassCSVM(CSVM):
         genes = "" if self.max_features is None else f", max_features={self.max_features}"
         return (f"CSVM({source}, n={self.exog.shape[0]}, {self.coding.n_classes} classes, recall_min: {targets}, "
                 f"alpha={self.alpha:g}, bound={self.bound!r}{genes})")
+
+
+register_model_form(wants_multiclass, MulticlassCSVM)

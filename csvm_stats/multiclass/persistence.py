@@ -19,6 +19,7 @@ of the largest score.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.multiclass.probability import MulticlassCalibration, probability_frame
 from csvm_stats.interfaces.persistence import (
     CALIBRATION_ARRAYS,
+    FileForm,
     _LABEL_CHECKS,
     _LABEL_DTYPES,
     FORMAT_NAME,
@@ -52,6 +54,7 @@ from csvm_stats.interfaces.persistence import (
     _saved_calibration,
     kernel_fields,
     model_arrays,
+    register_file_form,
     report_fields,
     write_archive,
 )
@@ -217,3 +220,12 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
         calibration_method=None if calibration is None else calibration.method,
         calibrated_offsets=offsets,
     )
+
+
+#: One Venn-Abers predictor per class: arrays/va_scores_0.npy, va_p0_0.npy, ...
+CLASS_CALIBRATION_MEMBER = re.compile(r"arrays/va_(scores|p0|p1)_(0|[1-9][0-9]{0,3})\.npy")
+
+register_file_form(FileForm(
+    kind=KIND, results_type=MulticlassResults, report=multiclass_report, save=save_multiclass,
+    from_archive=multiclass_from_archive, extra_members=CLASS_CALIBRATION_MEMBER,
+))

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
@@ -59,8 +59,22 @@ from csvm_stats.preprocessing.design import explicit_split
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged
 
-if TYPE_CHECKING:
-    from csvm_stats.models.results import CSVMResults
+
+class CalibratedFit(Protocol):
+    """What calibration reads of a two-class fit (:class:`csvm_stats.models.results.CSVMResults`).
+
+    ``model`` has ``y`` (labels coded -1/+1), ``samples`` and ``fit(solver=)``;
+    ``split`` has the row indices ``train``, ``anchor`` and ``holdout``.
+    """
+
+    model: Any
+    split: Any
+    intercept: float
+    engine_fit: Any
+    solver: Any
+
+    def decision_function(self) -> Any: ...
+
 
 #: Held-out points needed for the held-out (inductive) route, and of each class.
 MIN_HOLDOUT = 50
@@ -113,7 +127,7 @@ def holdout_is_enough(y_holdout: np.ndarray) -> bool:
     )
 
 
-def planned_route(results: CSVMResults) -> str:
+def planned_route(results: CalibratedFit) -> str:
     """``"held-out"`` or ``"cross-fitted"``: the route :func:`calibrate` takes, without computing it."""
     return "held-out" if holdout_is_enough(results.model.y[results.split.holdout]) else "cross-fitted"
 
@@ -128,7 +142,7 @@ def check_calibration_sample(y: np.ndarray, what: str) -> None:
         )
 
 
-def calibrate(results: CSVMResults, *, folds: int = DEFAULT_FOLDS, solver: str | None = None) -> Calibration:
+def calibrate(results: CalibratedFit, *, folds: int = DEFAULT_FOLDS, solver: str | None = None) -> Calibration:
     """The Venn-Abers calibration of ``results`` (module docstring): held-out if H allows, else cross-fitted."""
     y, f, split = results.model.y, results.decision_function().to_numpy(), results.split
     holdout = split.holdout
@@ -157,7 +171,7 @@ def _folds(rows: np.ndarray, y: np.ndarray, n_folds: int) -> list[np.ndarray]:
     return [rows[test] for _, test in cv.split(rows, y)]
 
 
-def _refit_without(results: CSVMResults, fold_rows: np.ndarray, solver: str | None) -> CSVMResults:
+def _refit_without(results: CalibratedFit, fold_rows: np.ndarray, solver: str | None) -> CalibratedFit:
     """The same CSVM fitted on the training and anchor rows outside ``fold_rows`` (the rest held out)."""
     split = results.split
     train = np.setdiff1d(split.train, fold_rows)
