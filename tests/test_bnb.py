@@ -145,3 +145,39 @@ def test_linear_kernel_fit_memory_stays_linear_in_n():
 def test_solver_options_clock_is_checked():
     with pytest.raises(ValueError, match="clock must be one of"):
         SolverOptions(clock="sundial")
+
+
+def test_ordered_factor_design_with_duplicated_rows_is_proven_not_starved():
+    """Two 10-level ordered factors (18 polynomial-contrast columns, most rows duplicated), as mlbench's
+    BreastCancer ``Class ~ Cl.thickness + Cell.size``: libsvm crawled for minutes on the warm start's SVM fits,
+    so bnb got no time and stopped with 0 nodes; the SMO fits take a fraction of a second."""
+    import pandas as pd
+
+    from csvm_stats import CSVM
+
+    rng = np.random.default_rng(0)
+    n = 699
+    y = rng.random(n) < 0.35
+    a = np.clip(np.round(np.where(y, rng.normal(7, 2.5, n), rng.normal(3, 1.5, n))), 1, 10).astype(int)
+    b = np.clip(np.round(np.where(y, rng.normal(6.5, 2.7, n), rng.normal(1.3, 0.8, n))), 1, 10).astype(int)
+    df = pd.DataFrame({"Class": pd.Categorical(np.where(y, "malignant", "benign"), categories=["benign", "malignant"]),
+                       "a": pd.Categorical(a, categories=range(1, 11), ordered=True),
+                       "b": pd.Categorical(b, categories=range(1, 11), ordered=True)})
+    model = CSVM.from_formula("Class ~ a + b", df, tpr_min=0.9, bound="binomial")
+    assert model.exog.shape[1] == 18
+    record = model.fit(random_state=1, time_limit=60, solver="bnb").engine_fit.record
+    assert record.status is Status.OPTIMAL and record.nodes >= 1
+
+
+def test_bnb_optimal_on_a_tiny_objective_means_its_gap():
+    """p >> n: the optimum is ~0.002, so the SMO's absolute KKT tolerance left a leaf's own primal-dual gap
+    at 1.6% and bnb said "optimal" with a 0.2% gap; leaves are now tightened until their gap is below mip_gap."""
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(60, 2000)) * 3.0
+    X[:, 0] += 2 * y
+    options = SolverOptions(time_limit=600, clock="cpu")
+    fit = fit_csvm(X[:30], y[:30], X[30:], y[30:], min_counts={"tpr": int((y[30:] > 0).sum())}, solver="bnb",
+                   options=options)
+    assert fit.objective < 0.01
+    assert fit.record.status is Status.OPTIMAL and fit.record.gap <= options.mip_gap

@@ -29,14 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.svm import SVC
 
 from csvm_stats.optimization.problem import RateRequirement
+from csvm_stats.optimization.svm_dual import SVMDual
 from csvm_stats.optimization.tightening import SVMReference
 
 SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
 MARGIN_TOL = 1e-9
 POLISH_ROUNDS = 3
+MAX_SVM_STEPS = 2_000_000  # SMO pair steps of one warm-start SVM fit
 ANCHOR_WEIGHT = 100.0
 GRAM_COLUMNS_RATIO = 0.25  # weight of a kept anchor point relative to C in the polishing SVM
 
@@ -55,23 +56,18 @@ class WarmStart:
 def fit_svm(
     gram: np.ndarray | None, phi: np.ndarray, y: np.ndarray, C: float, weight: np.ndarray, tol: float = 1e-6
 ) -> tuple[np.ndarray, float, float]:
-    """libsvm on ``min w'w + C sum s_i xi_i`` (its C is C/2): direction, intercept, dual value.
+    """The SVM ``min w'w + C sum s_i xi_i``: direction, intercept, dual value (SMO, :mod:`~csvm_stats.optimization.svm_dual`).
 
     ``gram`` is ``phi @ phi.T`` (sliced by the caller from one Gram matrix) or
-    ``None``: then libsvm's linear kernel works on the rows of ``phi`` (memory
-    linear in the number of rows). The dual value is returned on the CSVM
-    scale, ``2 (sum alpha - ||w||^2 / 2)``, a lower bound on the optimum by weak
-    duality (libsvm's alpha is dual feasible at any stopping point).
+    ``None``: then the solver works on the rows of ``phi`` (memory linear in
+    the number of rows). The dual value is on the CSVM scale, ``2 g(alpha)``, a
+    lower bound on the optimum by weak duality at any stopping point. SMO runs
+    until its KKT gap is below ``tol`` or MAX_SVM_STEPS pair steps have passed
+    (degenerate data, e.g. many duplicated rows, can make libsvm crawl for
+    minutes; the point returned is then still a valid SVM, only less exact).
     """
-    svc = SVC(kernel="linear" if gram is None else "precomputed", C=C / 2.0, tol=tol)
-    svc.fit(phi if gram is None else gram, y, sample_weight=weight)
-    coef = svc.dual_coef_[0]
-    w = coef @ phi[svc.support_]
-    b = float(svc.intercept_[0])
-    dual = 2.0 * (np.abs(coef).sum() - 0.5 * float(w @ w))
-    if svc.classes_[1] != 1:  # libsvm's sign convention follows classes_ order
-        w, b = -w, -b
-    return w, b, dual
+    solution = SVMDual(phi, y, C * weight / 2.0, gram, tol).solve(np.arange(y.shape[0]), None, MAX_SVM_STEPS)
+    return solution.w, solution.b, solution.bound
 
 
 def svm_reference(

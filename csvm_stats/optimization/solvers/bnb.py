@@ -10,10 +10,13 @@ Its relaxation drops the count constraints and the free points,
     \quad\text{s.t.}\quad y_j(w^\top\phi_j + b) \ge 1 \ (j \in F),
 
 an SVM on I plus F with F as hard margins. Its dual is solved by SMO
-(:mod:`csvm_stats.optimization.solvers.svm_dual`), warm-started from the
+(:mod:`csvm_stats.optimization.svm_dual`), warm-started from the
 parent's dual point; every dual-feasible point gives a valid lower bound
-(weak duality), so the solve stops as soon as its bound prunes the node. An
-LP proves a forced set that no hyperplane separates infeasible (its dual is
+(weak duality), so the solve stops as soon as its bound prunes the node,
+and inner nodes are solved to a loose KKT gap (LOOSE_TOL: a slightly weaker
+bound in a third of the steps); a node whose solution meets the
+requirements (a leaf) is solved again to the tight tolerance before it is
+closed. An LP proves a forced set that no hyperplane separates infeasible (its dual is
 unbounded).
 
 *Lower bounds.* (1) :math:`D(F)`. (2) Single-anchor costs:
@@ -53,11 +56,14 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.solvers.svm_dual import CHUNK, SVMDual
+from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
+MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
+LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
 FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * the dual solver's tolerance counts as met by a relaxation
 CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal point is not trusted
+ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
 
@@ -78,6 +84,7 @@ class _Relaxation:
     dual: float
     met: bool  # the dual solver converged and every forced margin holds to CAP_TOL
     alpha: np.ndarray  # the dual point (warm start of the children)
+    tol: float  # the KKT gap the dual solver was asked for
 
     def packed(self) -> tuple[np.ndarray, np.ndarray]:
         """The dual point as (rows, values) of its nonzero entries (what a waiting node keeps)."""
@@ -124,11 +131,12 @@ class _Search:
         return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
 
     def relax(self, forced: np.ndarray, start: tuple[np.ndarray, np.ndarray] | None = None,
-              stop_value: float = math.inf) -> _Relaxation | None:
+              stop_value: float = math.inf, tol: float = LOOSE_TOL) -> _Relaxation | None:
         """D(F) by warm-started SMO; ``None`` when no hyperplane meets every forced margin.
 
         ``start`` is a dual point of an ancestor (its nonzero rows and values);
-        the solve stops early once its bound reaches ``stop_value``.
+        the solve stops early once its bound reaches ``stop_value``, or at KKT gap ``tol``
+        (the bound is valid at any tolerance, a loose one only weaker).
         """
         idx = np.flatnonzero(forced)
         active = np.r_[self.train_rows, self.phi_i.shape[0] + idx]
@@ -139,7 +147,7 @@ class _Search:
         self.svm_solves += 1
         checked = False
         while True:
-            sol = self.dual.solve(active, alpha, CHUNK, stop_value)
+            sol = self.dual.solve(active, alpha, CHUNK, stop_value, tol)
             alpha = sol.alpha
             if sol.converged or sol.bound >= stop_value:
                 break
@@ -154,7 +162,7 @@ class _Search:
                 break
         margins = self.y_j[idx] * (self.phi_j[idx] @ sol.w + sol.b)
         met = sol.converged and (margins.size == 0 or margins.min() >= 1.0 - CAP_TOL)
-        return _Relaxation(sol.w, sol.b, sol.bound, met, alpha)
+        return _Relaxation(sol.w, sol.b, sol.bound, met, alpha, tol)
 
     def _separable(self, idx: np.ndarray) -> bool:
         """LP: is there (w, b) with y_j (w'phi_j + b) >= 1 for every j in idx?"""
@@ -162,15 +170,26 @@ class _Search:
         res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(idx.size), bounds=(None, None), method="highs")
         return res.status != 2  # 2: infeasible
 
-    def shift(self, w: np.ndarray, factors: tuple[float, ...] = SCALE_FACTORS) -> None:
-        """Upper bound: the best intercept (and scale) for direction w; update the incumbent."""
+    def shift(self, w: np.ndarray, factors: tuple[float, ...] | None = None) -> float:
+        """Upper bound: the best intercept (and scale) for direction w; update the incumbent; its value.
+
+        Default scales: SCALE_FACTORS when requirements on both classes may need a
+        longer w to be met at all; else ONE_CLASS_FACTORS (an intercept alone meets
+        them, and larger scales were measured never to win).
+        """
         d = self.d
+        if factors is None:
+            one_class = {req.kind for req in d.requirements} in ({"tpr"}, {"tnr"})
+            factors = ONE_CLASS_FACTORS if one_class else SCALE_FACTORS
         start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
                             factors)
-        if start is not None:
-            self._offer(start.objective, start.w, start.b)
+        if start is None:
+            return math.inf
+        self._offer(start.objective, start.w, start.b)
+        return start.objective
 
     def _offer(self, value: float, w: np.ndarray, b: float) -> None:
+        """Keep (w, b) when it meets every requirement and beats the incumbent."""
         margins = self.y_j * (self.phi_j @ w + b)
         for members, count in zip(self.members, self.counts):
             if int((margins[members] >= 1.0 - MARGIN_TOL).sum()) < count:
@@ -191,7 +210,7 @@ class _Search:
                         float(start[self.problem.blocks["b"]][0]))
         if self.elapsed() >= self.options.time_limit:
             return Status.TIME_LIMIT
-        root = self.relax(forced0)
+        root = self.relax(forced0, tol=self.tol)
         self.nodes += 1
         if root is None:
             return Status.INFEASIBLE
@@ -224,7 +243,6 @@ class _Search:
     def _root_costs(self, forced: np.ndarray, dropped: np.ndarray, root: _Relaxation) -> None:
         """Single-anchor costs of the hardest free points of each requirement (module docstring)."""
         margins = self.y_j * (self.phi_j @ root.w + root.b)
-        budget = ROOT_COST_SHARE * self.options.time_limit
         for members, count in zip(self.members, self.counts):
             free = members[~forced[members] & ~dropped[members]]
             need = count - int(forced[members].sum())
@@ -232,7 +250,7 @@ class _Search:
                 continue
             hard = free[np.argsort(margins[free])][: min(free.size, 2 * (free.size - need) + 10)]
             for j in hard[margins[hard] < 1.0 - self.forced_tol]:
-                if self.elapsed() >= budget:
+                if self.elapsed() >= ROOT_COST_SHARE * self.options.time_limit:
                     return
                 one = forced.copy()
                 one[j] = True
@@ -240,6 +258,19 @@ class _Search:
                 self.cost[j] = math.inf if relaxation is None else relaxation.dual
                 if relaxation is not None:
                     self.shift(relaxation.w)
+
+    def _count_bound(self, forced: np.ndarray, dropped: np.ndarray) -> float:
+        """The single-cost bound of a node: every forced point's cost, and for each requirement that
+        still needs r of its free points, the r-th smallest of their costs (``inf``: it cannot be met)."""
+        bound = float(self.cost[forced].max(initial=-math.inf))
+        for members, count in zip(self.members, self.counts):
+            free = members[~forced[members] & ~dropped[members]]
+            need = count - int(forced[members].sum())
+            if need > free.size:
+                return math.inf
+            if need > 0:
+                bound = max(bound, float(np.partition(self.cost[free], need - 1)[need - 1]))
+        return bound
 
     def _process(self, node: _Node, relaxation: _Relaxation | None, heap: list[_Node]) -> None:
         """Solve a node (unless its relaxation is given) and dive through its dropped children."""
@@ -255,44 +286,68 @@ class _Search:
         while True:
             level = self.prune_level()
             dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
-            deficits, force_all = [], np.zeros_like(forced)
-            for members, count in zip(self.members, self.counts):
-                free = members[~forced[members] & ~dropped[members]]
-                need = count - int(forced[members].sum())
-                if need > free.size:
-                    return  # the requirement cannot be met below this node
-                if need > 0:
-                    bound = max(bound, float(np.sort(self.cost[free])[need - 1]))
-                    if need == free.size:
-                        force_all[free] = True
-                met = int((margins[free] >= 1.0 - self.forced_tol).sum())
-                if need > met:
-                    deficits.append((need - met, free[margins[free] < 1.0 - self.forced_tol]))
+            bound = max(bound, self._count_bound(forced, dropped))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
+            deficits, force_all = [], np.zeros_like(forced)
+            met_level = 1.0 - FORCED_TOL_FACTOR * relaxation.tol
+            for members, count in zip(self.members, self.counts):
+                free = members[~forced[members] & ~dropped[members]]
+                need = count - int(forced[members].sum())
+                if need > 0 and need == free.size:
+                    force_all[free] = True
+                met = int((margins[free] >= met_level).sum())
+                if need > met:
+                    deficits.append((need - met, free[margins[free] < met_level]))
             if force_all.any():
-                heapq.heappush(heap, _Node(bound, next(self.counter), forced | force_all, dropped, relaxation.packed()))
+                self._push(heap, bound, forced | force_all, dropped, relaxation)
                 return
-            if not deficits:
-                self.closed_min = min(self.closed_min, bound)  # the relaxation's solution is feasible
-                # up to the dual solver's tolerance: scaling (w, b) by 1 / (least counted margin) makes it exact
+            if not deficits and relaxation.tol > self.tol:  # a leaf: solve it to the tight tolerance
+                relaxation = self.relax(forced, relaxation.packed(), level, self.tol)
+                if relaxation is None:
+                    return
+                bound = max(bound, relaxation.dual)
+                margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
+                self.shift(relaxation.w)
+                continue
+            if not deficits:  # the relaxation's solution is feasible up to the dual solver's tolerance:
+                # scaling (w, b) by 1 / (least counted margin) makes it exact
                 counted = forced | (~dropped & (margins >= 1.0 - self.forced_tol))
                 least = float(margins[counted].min(initial=1.0))
-                if least > 0:
-                    self.shift(relaxation.w / min(least, 1.0), factors=(1.0,))
-                if not relaxation.met or self.best is None:
+                value = self.shift(relaxation.w / min(least, 1.0), factors=(1.0,)) if least > 0 else math.inf
+                # the KKT tolerance is absolute (margin units): on a tiny objective the leaf's own
+                # primal-dual gap can exceed mip_gap; tighten until it does not
+                wide = value - relaxation.dual > self.options.mip_gap * abs(value)
+                if wide and relaxation.tol > MIN_TOL:
+                    relaxation = self.relax(forced, relaxation.packed(), level, relaxation.tol / 100.0)
+                    if relaxation is None:
+                        return
+                    bound = max(bound, relaxation.dual)
+                    margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
+                    continue
+                self.closed_min = min(self.closed_min, bound)
+                if wide or not relaxation.met or self.best is None:
                     self.unresolved = True
                 return
             candidates = max(deficits, key=lambda d: d[0])[1]
             j = int(candidates[np.argmin(margins[candidates])])
             child = forced.copy()
             child[j] = True
-            heapq.heappush(heap, _Node(max(bound, float(self.cost[j])), next(self.counter), child, dropped.copy(),
-                                       relaxation.packed()))
+            self._push(heap, bound, child, dropped.copy(), relaxation)
             dropped = dropped.copy()
             dropped[j] = True  # dive: the dropped child has the same relaxation
             self.nodes += 1
+
+    def _push(self, heap: list[_Node], bound: float, forced: np.ndarray, dropped: np.ndarray,
+              parent: _Relaxation) -> None:
+        """Queue a node with its count bound (or record it as pruned) and its parent's dual point."""
+        level = self.prune_level()
+        bound = max(bound, self._count_bound(forced, dropped))
+        if bound >= level:
+            self.pruned_min = min(self.pruned_min, bound)
+            return
+        heapq.heappush(heap, _Node(bound, next(self.counter), forced, dropped, parent.packed()))
 
 
 class BnbBackend:
@@ -327,7 +382,7 @@ class BnbBackend:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
         bound = search.lower_bound() if x is not None else math.nan
         if status is Status.OPTIMAL and search.unresolved:
-            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge was left open
+            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge (or close) was left open
         objective = problem.objective(x) if x is not None else math.nan
         wall, cpu = watch.elapsed()
         record = SolveRecord(

@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 TAU = 1e-12  # curvature floor of a pair step (libsvm's TAU)
+FAST = {"nsz", "arcp", "contract", "reassoc"}  # reassociation only: infinite boxes stay exact
 CHUNK = 20000  # SMO steps per compiled call (the caller checks time and interrupts between calls)
 
 
@@ -92,7 +93,7 @@ def _pair_step(yi, yj, ai, aj, ui, uj, gi, gj, quad):
     return ni, nj
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FAST)
 def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
     """SMO in feature mode with shrinking; ``w = sum alpha_t y_t phi_t`` is kept. Returns (steps, gap).
 
@@ -271,22 +272,24 @@ class SVMDual:
         self.tol = tol
 
     def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
-              stop_value: float = math.inf) -> DualSolution:
+              stop_value: float = math.inf, tol: float | None = None) -> DualSolution:
         """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` pair steps.
 
-        ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned).
+        ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned);
+        ``tol``: the KKT gap at which SMO stops (default: the solver's).
         """
+        tol = self.tol if tol is None else tol
         active = np.ascontiguousarray(active, dtype=np.int64)
         alpha = np.zeros(self.y.shape[0]) if alpha0 is None else alpha0.copy()
         if self.gram is None:
             w = (alpha[active] * self.y[active]) @ self.phi[active]
-            steps, gap = _smo_features(self.phi, self.y, self.upper, alpha, w, active, self.tol, max_steps,
+            steps, gap = _smo_features(self.phi, self.y, self.upper, alpha, w, active, tol, max_steps,
                                        stop_value)
         else:
             grad = _gram_gradient(self.gram, self.y, alpha, active)
-            steps, gap = _smo_gram(self.gram, self.y, self.upper, alpha, grad, active, self.tol, max_steps,
+            steps, gap = _smo_gram(self.gram, self.y, self.upper, alpha, grad, active, tol, max_steps,
                                    stop_value)
-        return self._read(alpha, active, steps, gap <= self.tol)
+        return self._read(alpha, active, steps, gap <= tol)
 
     def _balanced(self, alpha: np.ndarray, active: np.ndarray) -> np.ndarray:
         """``alpha`` on the active rows without the rounding drift of ``sum y alpha``.
