@@ -59,19 +59,24 @@ def test_save_and_load_predict_exactly_as_the_fit(tmp_path, kernel):
     assert set(loaded.report["params"]) == {"apple", "pear", "plum"}
 
 
-def test_tampered_multiclass_file_is_refused(tmp_path, fitted):
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("intercept", [0.0, 0.0], "intercept must list 3 numbers"),
+     ("kind", "several", "kind 'several' is not one this csvm-stats reads")],
+)
+def test_tampered_multiclass_file_is_refused(tmp_path, fitted, field, value, message):
     _, res = fitted
     path = save_model(res, tmp_path / "m.csvm")
     with zipfile.ZipFile(path) as archive:
         members = {n: archive.read(n) for n in archive.namelist()}
     metadata = json.loads(members["model.json"])
-    metadata["intercept"] = metadata["intercept"][:2]
+    metadata[field] = value
     members["model.json"] = json.dumps(metadata).encode()
     bad = tmp_path / "bad.csvm"
     with zipfile.ZipFile(bad, "w") as archive:
         for name, content in members.items():
             archive.writestr(name, content)
-    with pytest.raises(ModelFileError, match="intercept must list 3 numbers"):
+    with pytest.raises(ModelFileError, match=message):
         load_model(bad)
 
 

@@ -92,7 +92,6 @@ def _design_frame(exog: Any) -> pd.DataFrame:
     return frame
 
 
-
 #: Other problem forms that ``CSVM(...)`` builds when their test says so:
 #: ``(applies(endog, recall_min), subclass)`` pairs, registered by the forms'
 #: own packages (:mod:`csvm_stats.multiclass.model`), so that this module
@@ -106,6 +105,7 @@ def register_model_form(applies: Callable[[Any, Any], bool], form: type[CSVM]) -
         raise TypeError(f"a model form must be a subclass of CSVM, not {form!r}")
     if all(registered is not form for _, registered in _MODEL_FORMS):
         _MODEL_FORMS.append((applies, form))
+
 
 class CSVM:
     """Constrained support vector machine with required rates (TPR, TNR, accuracy).
