@@ -27,7 +27,7 @@ Routes: ``l1`` (``penalty="l1"``, C = 0.1) and ``card`` (``max_features=5``,
 default screening, 60 s CPU-time limit per solve (``clock="cpu"``), 1% gap)
 at each C of ``--card-C`` (default 1 and 0.1, side by side on the same data);
 ``l1cv``: the L1 route at the C that :func:`csvm_stats.models.tuning.choose_sparsity`
-picks from ``STAB_GRID`` by 5-fold CV on I and J (accuracy);
+picks from ``CV_GRID`` by 5-fold CV on I and J (accuracy);
 ``stab``: stability selection (:func:`csvm_stats.sparse.stability.stability_selection`:
 the L1 route at the largest C of ``STAB_GRID`` keeping at most
 q = sqrt((2 pi - 1) p) features, ``--bootstrap`` refits, threshold pi = 0.6),
@@ -50,6 +50,7 @@ import pandas as pd
 from scipy.stats import binom
 
 from csvm_stats.data.simulation import GaussianClasses
+from csvm_stats.exceptions import DataError
 from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.tuning import choose_sparsity
@@ -61,7 +62,8 @@ from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table wi
 N, DIM, K, P0, ALPHA = 200, 1000, 5, 0.8, 0.05
 ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}, "l1cv": {"penalty": "l1"},
           "stab": {"penalty": "l1"}}
-STAB_GRID = [0.01, 0.02, 0.03, 0.05, 0.1]  # C values of l1cv's CV and of stab's q rule
+STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab's C grid (ratio 1.26: the L1 fit jumps from 0 features)
+CV_GRID = [0.01, 0.03, 0.1, 0.3]  # l1cv's C grid
 THRESHOLD = 0.6  # stab's frequency threshold pi
 TIME_LIMIT = 60.0  # CPU seconds per solve
 OUT = Path(__file__).resolve().parent / "results"
@@ -97,8 +99,13 @@ def stability_repetition(seed: int, distance: float, n_bootstrap: int) -> dict:
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        chosen = stability_selection(_model(y, X, penalty="l1"), STAB_GRID, threshold=THRESHOLD,
-                                     n_bootstrap=n_bootstrap, random_state=seed, time_limit=TIME_LIMIT)
+        try:
+            chosen = stability_selection(_model(y, X, penalty="l1"), STAB_GRID, threshold=THRESHOLD,
+                                         n_bootstrap=n_bootstrap, random_state=seed, time_limit=TIME_LIMIT)
+        except DataError as error:  # no grid value keeps 1..q features: nothing is selected
+            return {"route": "stab", "C": np.nan, "C_chosen": np.nan, "bootstrap": n_bootstrap, "distance": distance,
+                    "seed": seed, **_selection(set()), "cpu_s": time.process_time() - start, "true_tpr": np.nan,
+                    "lower": np.nan, "fails": False, "status": f"no C: {error}"}
         names = chosen.path.results[0].model.exog_names
         columns = np.array(sorted(names.index(f) for f in chosen.selected), dtype=int)
         res = None if columns.size == 0 else _model(y, X[:, columns]).fit(
@@ -120,7 +127,7 @@ def repetition(seed: int, route: str, distance: float, C: float | None = None) -
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if route == "l1cv":
-            kwargs["C"] = choose_sparsity(_model(y, X, **kwargs), STAB_GRID, folds=5, random_state=seed,
+            kwargs["C"] = choose_sparsity(_model(y, X, **kwargs), CV_GRID, folds=5, random_state=seed,
                                           time_limit=TIME_LIMIT).chosen
         res = _model(y, X, **kwargs).fit(
             random_state=seed, time_limit=TIME_LIMIT, mip_gap=1e-2 if route == "card" else 1e-4, clock="cpu"
@@ -179,8 +186,8 @@ def report(frame: pd.DataFrame) -> str:
         "that closed the 1% gap; truth_beaten: repetitions whose selection has a lower objective than the "
         "true support's optimum (the truth is not the optimum at this C: no solver can recover it); "
         "exact_lower95: one-sided 95% Clopper-Pearson lower bound on the share of exact recoveries; "
-        f"C 'chosen': l1cv (5-fold CV on I and J over C in {STAB_GRID}) and stab (stability selection: the "
-        f"largest C of that grid keeping at most q = sqrt((2 pi - 1) p) features, threshold pi = {THRESHOLD}, "
+        f"C 'chosen': l1cv (5-fold CV on I and J over C in {CV_GRID}) and stab (stability selection: the "
+        f"largest C of {STAB_GRID} keeping 1 to q = sqrt((2 pi - 1) p) features, threshold pi = {THRESHOLD}, "
         "then the L2 CSVM on the stable set; median_C is the median chosen C).", "",
         markdown(table.round(3).reset_index()), "",
     ]
@@ -190,6 +197,7 @@ def report(frame: pd.DataFrame) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=25)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + reps - 1")
     parser.add_argument("--routes", nargs="+", default=list(ROUTES), choices=list(ROUTES))
     parser.add_argument("--distances", nargs="+", type=float, default=[4.0])
     parser.add_argument("--card-C", nargs="+", type=float, default=[1.0, 0.1])
@@ -206,7 +214,7 @@ def main() -> None:
         return
     rows = []
     for distance in args.distances:
-        for seed in range(args.reps):  # both routes and every C on the same data, side by side
+        for seed in range(args.first_seed, args.first_seed + args.reps):  # both routes and every C on the same data, side by side
             for route in args.routes:
                 for C in args.card_C if route == "card" else [None]:
                     rows.append(stability_repetition(seed, distance, args.bootstrap) if route == "stab"
