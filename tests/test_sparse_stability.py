@@ -69,3 +69,24 @@ def test_bad_arguments_are_refused_with_the_fix():
         stability_selection(CSVM(y, X, tpr_min=0.8, penalty="l1"), GRID, expected_false=0)
     with pytest.raises(DataError, match="no C of the grid keeps between 1 and q"):  # q = 0.9: no fit keeps 1
         _select(X, y, expected_false=0.1)
+
+
+def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
+    import csvm_stats.sparse.model as sparse_model
+
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CSVM(y, X, tpr_min=0.8, bound="binomial", max_features=2).fit(random_state=1, time_limit=60)
+    seen = []
+    real_solve = sparse_model.solve
+
+    def spy(problem, solver, options):
+        seen.append((solver, options.time_limit, options.mip_gap, options.clock))
+        return real_solve(problem, solver, options)
+
+    monkeypatch.setattr(sparse_model, "solve", spy)
+    table = res.selection_stability(n_bootstrap=2, n_jobs=1, solver="scip", time_limit=17.0, mip_gap=0.01, clock="cpu")
+    assert table["refits"].iloc[0] == 2
+    cardinality = [entry for entry in seen if entry[0] == "scip"]
+    assert cardinality and set(cardinality) == {("scip", 17.0, 0.01, "cpu")}

@@ -162,6 +162,7 @@ def stability_selection(
         )
     C = float(eligible.max())
     fit = path.results[[r.engine_fit.C for r in path.results].index(C)]
-    table = fit.selection_stability(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs)
+    table = fit.selection_stability(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs,
+                                    solver=solver, time_limit=time_limit)
     table["stable"] = table["frequency"] >= threshold
     return StabilitySelection(C, q, float(threshold), table, path)
