@@ -90,3 +90,23 @@ def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
     assert table["refits"].iloc[0] == 2
     cardinality = [entry for entry in seen if entry[0] == "scip"]
     assert cardinality and set(cardinality) == {("scip", 17.0, 0.01, "cpu")}
+
+
+def test_bootstrap_refits_default_to_the_fits_options(monkeypatch):
+    import csvm_stats.sparse.model as sparse_model
+
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CSVM(y, X, tpr_min=0.8, bound="binomial", penalty="l1").fit(
+            random_state=1, time_limit=23.0, mip_gap=0.002, threads=1, clock="cpu")
+    seen = []
+    real_solve = sparse_model.solve
+
+    def spy(problem, solver, options):
+        seen.append((options.time_limit, options.mip_gap, options.threads, options.seed, options.clock))
+        return real_solve(problem, solver, options)
+
+    monkeypatch.setattr(sparse_model, "solve", spy)
+    res.selection_stability(n_bootstrap=2, n_jobs=1)
+    assert seen and set(seen) == {(23.0, 0.002, 1, 1, "cpu")}

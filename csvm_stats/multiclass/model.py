@@ -257,7 +257,7 @@ class MulticlassCSVM(CSVM):
             names = [self.class_name(k) for k in range(self.coding.n_classes)]
             shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
         fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
-                       "warm_start": warm_start}
+                       "warm_start": warm_start, "clock": clock}
         return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed, fit_options)
 
     def __repr__(self) -> str:
