@@ -33,7 +33,9 @@ import numpy as np
 
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers._common import Stopwatch, perspective_partners, solve_record, sparse_rows
+from csvm_stats.optimization.solvers._common import (
+    Stopwatch, epigraph_scaled, epigraph_unscaled, perspective_partners, solve_record, sparse_rows,
+)
 from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
@@ -102,6 +104,12 @@ class GurobiBackend:
             return self._solve(problem, options, outer_approximation=True)
 
     def _solve(self, problem: MIQP, options: SolverOptions, *, outer_approximation: bool) -> Solution:
+        if not outer_approximation:
+            return self._solve_model(problem, options, outer_approximation=False)
+        scaled, factors = epigraph_scaled(problem, options)  # the tangent cuts' tolerance stays relative
+        return epigraph_unscaled(problem, self._solve_model(scaled, options, outer_approximation=True), factors)
+
+    def _solve_model(self, problem: MIQP, options: SolverOptions, *, outer_approximation: bool) -> Solution:
         gp = _import_gurobi()
         watch = Stopwatch()
         with gp.Env(empty=True) as env:
