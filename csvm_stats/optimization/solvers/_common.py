@@ -65,6 +65,19 @@ class Stopwatch:
         return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
 
 
+class CpuLimit:
+    """Whether this process has used ``limit`` CPU seconds since ``watch`` started (``SolverOptions.clock="cpu"``
+    for solvers whose own limit counts wall time: checked from their callbacks, which then stop the solve)."""
+
+    def __init__(self, watch: Stopwatch, limit: float) -> None:
+        self.watch, self.limit, self.fired = watch, float(limit), False
+
+    def spent(self) -> bool:
+        """True once the limit is reached (and from then on)."""
+        self.fired = self.fired or self.watch.elapsed()[1] >= self.limit
+        return self.fired
+
+
 EPIGRAPH_SHARE = 0.1  # the epigraphs' summed tolerance may use at most this share of the requested gap
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers._common import (
-    Stopwatch, epigraph_scaled, epigraph_unscaled, perspective_partners, solve_record, sparse_rows,
+    CpuLimit, Stopwatch, epigraph_scaled, epigraph_unscaled, perspective_partners, solve_record, sparse_rows,
 )
 from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
@@ -212,18 +212,14 @@ def _quadratic_objective(model, problem: MIQP, x, gp):
     return gp.quicksum(terms) + gp.quicksum(float(problem.c[k]) * xs[k] for k in np.flatnonzero(problem.c))
 
 
-class _CpuLimit:
+class _CpuLimit(CpuLimit):
     """Stop the solve once this process has used ``limit`` CPU seconds (``SolverOptions.clock="cpu"``).
 
     Checked at every callback; the stop is reported as the time limit, not as an interruption.
     """
 
-    def __init__(self, watch: Stopwatch, limit: float) -> None:
-        self.watch, self.limit, self.fired = watch, float(limit), False
-
     def __call__(self, model, where) -> None:
-        if not self.fired and self.watch.elapsed()[1] >= self.limit:
-            self.fired = True
+        if not self.fired and self.spent():
             model.terminate()
 
 
