@@ -91,6 +91,48 @@ def test_small_held_out_sample_switches_to_cross_fitting():
     assert cal.method == "cross-fitted" and cal.predictor.n == len(small)
 
 
+
+def _record_fits(monkeypatch, model_class) -> list[dict]:
+    """The keyword arguments of every later ``model_class.fit`` call."""
+    calls: list[dict] = []
+    fit = model_class.fit
+
+    def recording_fit(self, **kwargs):
+        calls.append(kwargs)
+        return fit(self, **kwargs)
+
+    monkeypatch.setattr(model_class, "fit", recording_fit)
+    return calls
+
+
+def test_cross_fitted_refits_repeat_the_fits_seed_limits_and_clock(monkeypatch):
+    """A refit with a fresh seed gave other calibration scores on a degenerate fit (optima a solver tolerance
+    apart), so two identical fits gave other probabilities (sklearn's check_fit_idempotent, 1 run in 12)."""
+    small = make_frame(120, seed=2)
+    res = CSVM.from_formula("status ~ x1 + x2", small, tnr_min=0.7, bound="none").fit(
+        random_state=7, time_limit=25, threads=1, clock="cpu"
+    )
+    calls = _record_fits(monkeypatch, CSVM)
+    assert res.calibration.method == "cross-fitted"
+    expected = {"solver": res.solver.backend, "time_limit": 25, "mip_gap": 1e-4, "threads": 1, "random_state": 7,
+                "warm_start": True, "clock": "cpu"}
+    assert calls == [expected] * res.calibration.folds
+
+
+def test_multiclass_cross_fitted_refits_repeat_the_fit_options(monkeypatch):
+    from csvm_stats.multiclass.model import MulticlassCSVM
+    from csvm_stats.multiclass.simulation import GaussianMulticlass
+
+    X, y = GaussianMulticlass(np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])).sample(30, np.random.default_rng(1))
+    res = MulticlassCSVM(y, X).fit(random_state=5, time_limit=20, threads=1, solver="scip")
+    calls = _record_fits(monkeypatch, MulticlassCSVM)
+    res.predict_proba()
+    assert res.calibration.method == "cross-fitted"
+    expected = {"solver": "scip", "time_limit": 20, "mip_gap": 1e-4, "threads": 1, "random_state": 5,
+                "warm_start": True}
+    assert calls == [expected] * res.calibration.folds
+
+
 @pytest.mark.parametrize("case", ["one class", "6 points"])
 def test_held_out_sample_of_one_class_or_under_10_points_is_cross_fitted(case):
     """Issue 11's edges: H with one class, H smaller than 10 points -> cross-fitted Venn-Abers, never a silent 0.5."""

@@ -51,7 +51,10 @@ class FittedState:
     ``adjusted`` the required anchor counts per constrained rate; ``umbrella``
     the guarantee-mode intercept (``None`` otherwise); ``random_state`` the
     seed that made the split and seeded the solver (drawn when the caller
-    passed none, so that every fit can be repeated).
+    passed none, so that every fit can be repeated); ``fit_options`` the
+    other keyword arguments of the solve (time limit, gap, threads, clock,
+    warm start, the seed), so that a refit on other rows (the cross-fitted
+    calibration) repeats this fit exactly.
     """
 
     model: ModelSpec
@@ -61,6 +64,7 @@ class FittedState:
     adjusted: Mapping[str, AdjustedTarget]
     umbrella: UmbrellaIntercept | None
     random_state: int
+    fit_options: Mapping[str, Any]
 
 
 #: Drawn seeds lie in [0, SEED_RANGE): every backend accepts them (Gurobi's Seed stops at 2e9).

@@ -411,7 +411,9 @@ class CSVM:
             umbrella = umbrella_intercept(
                 scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
             )
-        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed)
+        fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
+                       "warm_start": warm_start, "clock": clock}
+        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed, fit_options)
         if self.sparse:
             from csvm_stats.sparse.results import SparseCSVMResults
 

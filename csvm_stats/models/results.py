@@ -113,7 +113,9 @@ class CSVMResults:
     """A fitted CSVM. Built by :meth:`csvm_stats.models.model.CSVM.fit` from a :class:`FittedState`; read-only.
 
     ``model`` is the model that was fitted, ``random_state`` the seed of the
-    split and the solver (drawn by the fit when none was given).
+    split and the solver (drawn by the fit when none was given),
+    ``fit_options`` the keyword arguments that repeat the solve (the
+    cross-fitted calibration refits with them).
     """
 
     def __init__(self, state: FittedState) -> None:
@@ -125,6 +127,7 @@ class CSVMResults:
         self.adjusted = state.adjusted
         self.umbrella = state.umbrella
         self.random_state = state.random_state
+        self.fit_options = state.fit_options
         self.intercept = self.engine_fit.intercept if self.umbrella is None else self.umbrella.intercept
         self._ensembles: dict[tuple[str, int, int], EBB] = {}
 

@@ -253,7 +253,9 @@ class MulticlassCSVM(CSVM):
             held = engine_fit.decision_function(Xs[split.holdout])
             names = [self.class_name(k) for k in range(self.coding.n_classes)]
             shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
-        return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed)
+        fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
+                       "warm_start": warm_start}
+        return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed, fit_options)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{self.class_name(k)}>={v:g}" for k, v in self.recall_min.items()) or "no recall constraint"

@@ -17,6 +17,7 @@ classes, jointly at 1 - alpha.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -94,6 +95,7 @@ class MulticlassResults:
         adjusted: dict[int, AdjustedTarget],
         shift: GuaranteeShift | None,
         random_state: int,
+        fit_options: Mapping[str, Any],
     ) -> None:
         self.model = model
         self.split = split
@@ -102,6 +104,7 @@ class MulticlassResults:
         self.adjusted = adjusted
         self.shift = shift
         self.random_state = random_state
+        self.fit_options = fit_options
         self.intercept = fit.intercept if shift is None else shift.offsets(fit.intercept)
 
     @property

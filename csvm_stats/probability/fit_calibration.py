@@ -49,6 +49,7 @@ with :math:`t` the probability at f = 0 (:attr:`Calibration.threshold`).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,8 +64,10 @@ from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged
 class CalibratedFit(Protocol):
     """What calibration reads of a two-class fit (:class:`csvm_stats.models.results.CSVMResults`).
 
-    ``model`` has ``y`` (labels coded -1/+1), ``samples`` and ``fit(solver=)``;
-    ``split`` has the row indices ``train``, ``anchor`` and ``holdout``.
+    ``model`` has ``y`` (labels coded -1/+1), ``samples`` and ``fit(solver=,
+    **fit_options)``; ``split`` has the row indices ``train``, ``anchor`` and
+    ``holdout``; ``fit_options`` the keyword arguments of the solve (seed,
+    limits, clock), so that every refit repeats the fit on other rows.
     """
 
     model: Any
@@ -72,6 +75,7 @@ class CalibratedFit(Protocol):
     intercept: float
     engine_fit: Any
     solver: Any
+    fit_options: Mapping[str, Any]
 
     def decision_function(self) -> Any: ...
 
@@ -172,11 +176,17 @@ def _folds(rows: np.ndarray, y: np.ndarray, n_folds: int) -> list[np.ndarray]:
 
 
 def _refit_without(results: CalibratedFit, fold_rows: np.ndarray, solver: str | None) -> CalibratedFit:
-    """The same CSVM fitted on the training and anchor rows outside ``fold_rows`` (the rest held out)."""
+    """The same CSVM fitted on the training and anchor rows outside ``fold_rows`` (the rest held out).
+
+    Same backend, seed, limits and clock as the fit (``results.fit_options``):
+    a degenerate fit can have optima that differ by the solver's tolerance,
+    and a refit with another seed would then give other calibration scores,
+    so other probabilities, for the same call.
+    """
     split = results.split
     train = np.setdiff1d(split.train, fold_rows)
     anchor = np.setdiff1d(split.anchor, fold_rows)
     holdout = np.union1d(split.holdout, fold_rows)
     model = copy.copy(results.model)
     model.samples = explicit_split({"train": train, "anchor": anchor, "holdout": holdout}, model.y.size)
-    return model.fit(solver=solver or results.solver.backend)
+    return model.fit(solver=solver or results.solver.backend, **results.fit_options)
