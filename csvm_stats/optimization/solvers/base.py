@@ -45,11 +45,12 @@ class SolverOptions:
     incumbent); ``mip_gap`` is the relative optimality gap at which the search
     stops; ``feasibility_tol`` is the constraint tolerance (it also bounds how
     far an epigraph may undercut the quadratic, so it limits the accuracy of w:
-    an objective error e moves w by about sqrt(e)); ``threads=None`` lets the
+    an objective error e moves w by about sqrt(e); SCIP and Gurobi's outer
+    approximation rescale the quadratic variables when that undercut could
+    reach a tenth of the gap); ``threads=None`` lets the
     solver decide. ``clock`` is what ``time_limit`` counts: ``"wall"`` seconds
     or ``"cpu"`` seconds of this process (fair under machine load; SCIP and
-    bnb honour it, Gurobi through a callback that stops the search, HiGHS
-    counts wall time).
+    bnb honour it, Gurobi and HiGHS through callbacks that stop the search).
     """
 
     time_limit: float = 300.0

@@ -40,6 +40,15 @@ processed at once (no SVM solve), the forced child waits with bound
 :math:`\max(\text{bound}, c_j)`. Kernels come as the factorised feature map
 (:mod:`csvm_stats.optimization.kernels`); with few columns the dual solver works on the
 feature rows directly (no Gram matrix), so memory stays linear in n.
+
+*Memory.* A waiting node keeps only what it adds to the root (its extra
+forced and dropped anchor indices) and a reference to its parent's dual
+point (nonzero rows and values; the forced children of one dive share it).
+The dual points stored for waiting nodes hold at most DUAL_BUDGET_PER_ROW
+entries per row of the stacked sample in all; beyond that budget a child is
+warm-started from the root's dual point instead (feasible for every node, as
+every node forces a superset of the root's points), which costs SMO steps,
+never correctness.
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.optimize import linprog
@@ -66,15 +76,18 @@ CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal poi
 ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
+DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
+
+_Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
 
 
 @dataclass(order=True)
 class _Node:
     bound: float
     order: int
-    forced: np.ndarray = field(compare=False)
-    dropped: np.ndarray = field(compare=False)
-    start: tuple[np.ndarray, np.ndarray] | None = field(compare=False, default=None)  # parent's dual, sparse
+    forced: np.ndarray = field(compare=False)  # anchor indices forced beyond the root's
+    dropped: np.ndarray = field(compare=False)  # anchor indices dropped beyond the root's
+    start: _Packed | None = field(compare=False, default=None)  # a stored dual point (None: the root's)
 
 
 @dataclass(frozen=True)
@@ -86,10 +99,47 @@ class _Relaxation:
     alpha: np.ndarray  # the dual point (warm start of the children)
     tol: float  # the KKT gap the dual solver was asked for
 
-    def packed(self) -> tuple[np.ndarray, np.ndarray]:
-        """The dual point as (rows, values) of its nonzero entries (what a waiting node keeps)."""
-        rows = np.flatnonzero(self.alpha)
+    @cached_property
+    def packed(self) -> _Packed:
+        """The dual point as (rows, values) of its nonzero entries (what a waiting node keeps; shared)."""
+        rows = np.flatnonzero(self.alpha).astype(np.int32)
         return rows, self.alpha[rows]
+
+
+class _DualStore:
+    """Dual points kept for waiting nodes: at most ``budget`` nonzero entries in all, each point counted once."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self.peak = 0
+        self._refs: dict[int, list] = {}  # id of a stored point -> [point, number of nodes holding it]
+
+    def keep(self, point: _Packed, fallback: _Packed | None) -> _Packed | None:
+        """``point`` for one more waiting node; beyond the budget ``fallback`` (a point already stored,
+        the nearest stored ancestor's, or ``None``: the root's), which costs no memory."""
+        entry = self._refs.get(id(point))
+        if entry is None and self.used + point[0].size > self.budget:
+            if fallback is None:
+                return None
+            point, entry = fallback, self._refs[id(fallback)]
+        if entry is not None:
+            entry[1] += 1
+            return point
+        self._refs[id(point)] = [point, 1]
+        self.used += point[0].size
+        self.peak = max(self.peak, self.used)
+        return point
+
+    def release(self, point: _Packed | None) -> None:
+        """A node holding ``point`` has left the queue."""
+        if point is None:
+            return
+        entry = self._refs[id(point)]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._refs[id(point)]
+            self.used -= point[0].size
 
 
 class _Search:
@@ -115,6 +165,7 @@ class _Search:
         self.open_min = -math.inf  # least bound of an open node (nothing is proven before the root)
         self.counter = itertools.count()
         self.members = [req.members for req in data.requirements]
+        self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
 
     def elapsed(self) -> float:
@@ -201,8 +252,8 @@ class _Search:
     def run(self) -> Status:
         n_j = self.phi_j.shape[0]
         z = self.problem.blocks["z"]
-        forced0 = self.problem.lb[z] > 0.5  # proven to hold for every solution at least as good as the start
-        dropped0 = self.problem.ub[z] < 0.5  # proven never to hold
+        self.forced0 = self.problem.lb[z] > 0.5  # proven to hold for every solution at least as good as the start
+        self.dropped0 = self.problem.ub[z] < 0.5  # proven never to hold
         start = self.problem.start
         if start is not None:
             w0 = start[self.problem.blocks["w"]]
@@ -210,17 +261,18 @@ class _Search:
                         float(start[self.problem.blocks["b"]][0]))
         if self.elapsed() >= self.options.time_limit:
             return Status.TIME_LIMIT
-        root = self.relax(forced0, tol=self.tol)
+        root = self.relax(self.forced0, tol=self.tol)
         self.nodes += 1
         if root is None:
             return Status.INFEASIBLE
+        self.root_start = root.packed
         self.open_min = root.dual
         self.shift(root.w)
         self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
         self.cost = np.full(n_j, root.dual)
-        self._root_costs(forced0, dropped0, root)
+        self._root_costs(self.forced0, self.dropped0, root)
         heap: list[_Node] = []
-        self._process(_Node(root.dual, next(self.counter), forced0, dropped0.copy()), root, heap)
+        self._process(self.forced0.copy(), self.dropped0.copy(), root.dual, root, heap)
         while heap:
             self.open_min = heap[0].bound
             if self.elapsed() >= self.options.time_limit:
@@ -228,10 +280,21 @@ class _Search:
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
                 self.pruned_min = min(self.pruned_min, node.bound)
-                continue
-            self._process(node, None, heap)
+            else:
+                self._solve(node, heap)
+            self.store.release(node.start)
         self.open_min = math.inf
         return Status.OPTIMAL
+
+    def _solve(self, node: _Node, heap: list[_Node]) -> None:
+        """Solve a waiting node's relaxation, warm-started from its stored dual point, and branch on it."""
+        forced, dropped = self.forced0.copy(), self.dropped0.copy()
+        forced[node.forced], dropped[node.dropped] = True, True
+        relaxation = self.relax(forced, self.root_start if node.start is None else node.start, self.prune_level())
+        self.nodes += 1
+        if relaxation is not None:
+            self.shift(relaxation.w)
+            self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
     def lower_bound(self) -> float:
         """The least bound over open, closed and pruned nodes (capped by the incumbent)."""
@@ -254,7 +317,7 @@ class _Search:
                     return
                 one = forced.copy()
                 one[j] = True
-                relaxation = self.relax(one, root.packed(), self.prune_level())
+                relaxation = self.relax(one, root.packed, self.prune_level())
                 self.cost[j] = math.inf if relaxation is None else relaxation.dual
                 if relaxation is not None:
                     self.shift(relaxation.w)
@@ -272,16 +335,13 @@ class _Search:
                 bound = max(bound, float(np.partition(self.cost[free], need - 1)[need - 1]))
         return bound
 
-    def _process(self, node: _Node, relaxation: _Relaxation | None, heap: list[_Node]) -> None:
-        """Solve a node (unless its relaxation is given) and dive through its dropped children."""
-        forced, dropped = node.forced, node.dropped
-        if relaxation is None:
-            relaxation = self.relax(forced, node.start, self.prune_level())
-            self.nodes += 1
-            if relaxation is None:
-                return
-            self.shift(relaxation.w)
-        bound = max(node.bound, relaxation.dual)
+    def _process(self, forced: np.ndarray, dropped: np.ndarray, bound: float, relaxation: _Relaxation,
+                 heap: list[_Node], origin: _Packed | None = None) -> None:
+        """Branch on a solved node (its sets, bound and relaxation) and dive through its dropped children.
+
+        ``origin`` is the stored dual point the node was warm-started from (``None``: the root's).
+        """
+        bound = max(bound, relaxation.dual)
         margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
         while True:
             level = self.prune_level()
@@ -301,10 +361,10 @@ class _Search:
                 if need > met:
                     deficits.append((need - met, free[margins[free] < met_level]))
             if force_all.any():
-                self._push(heap, bound, forced | force_all, dropped, relaxation)
+                self._push(heap, bound, forced | force_all, dropped, relaxation, origin)
                 return
             if not deficits and relaxation.tol > self.tol:  # a leaf: solve it to the tight tolerance
-                relaxation = self.relax(forced, relaxation.packed(), level, self.tol)
+                relaxation = self.relax(forced, relaxation.packed, level, self.tol)
                 if relaxation is None:
                     return
                 bound = max(bound, relaxation.dual)
@@ -320,7 +380,7 @@ class _Search:
                 # primal-dual gap can exceed mip_gap; tighten until it does not
                 wide = value - relaxation.dual > self.options.mip_gap * abs(value)
                 if wide and relaxation.tol > MIN_TOL:
-                    relaxation = self.relax(forced, relaxation.packed(), level, relaxation.tol / 100.0)
+                    relaxation = self.relax(forced, relaxation.packed, level, relaxation.tol / 100.0)
                     if relaxation is None:
                         return
                     bound = max(bound, relaxation.dual)
@@ -334,20 +394,24 @@ class _Search:
             j = int(candidates[np.argmin(margins[candidates])])
             child = forced.copy()
             child[j] = True
-            self._push(heap, bound, child, dropped.copy(), relaxation)
+            self._push(heap, bound, child, dropped.copy(), relaxation, origin)
             dropped = dropped.copy()
             dropped[j] = True  # dive: the dropped child has the same relaxation
             self.nodes += 1
 
     def _push(self, heap: list[_Node], bound: float, forced: np.ndarray, dropped: np.ndarray,
-              parent: _Relaxation) -> None:
-        """Queue a node with its count bound (or record it as pruned) and its parent's dual point."""
+              parent: _Relaxation, origin: _Packed | None) -> None:
+        """Queue a node with its count bound (or record it as pruned) and its parent's dual point
+        (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
         level = self.prune_level()
         bound = max(bound, self._count_bound(forced, dropped))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return
-        heapq.heappush(heap, _Node(bound, next(self.counter), forced, dropped, parent.packed()))
+        extra_forced = np.flatnonzero(forced & ~self.forced0).astype(np.int32)
+        extra_dropped = np.flatnonzero(dropped & ~self.dropped0).astype(np.int32)
+        heapq.heappush(heap, _Node(bound, next(self.counter), extra_forced, extra_dropped,
+                                   self.store.keep(parent.packed, origin)))
 
 
 class BnbBackend:

@@ -33,7 +33,9 @@ import numpy as np
 
 from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers._common import Stopwatch, perspective_partners, solve_record, sparse_rows
+from csvm_stats.optimization.solvers._common import (
+    CpuLimit, Stopwatch, epigraph_scaled, epigraph_unscaled, perspective_partners, solve_record, sparse_rows,
+)
 from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
 LICENSE_ERRNO = 10010
@@ -102,6 +104,12 @@ class GurobiBackend:
             return self._solve(problem, options, outer_approximation=True)
 
     def _solve(self, problem: MIQP, options: SolverOptions, *, outer_approximation: bool) -> Solution:
+        if not outer_approximation:
+            return self._solve_model(problem, options, outer_approximation=False)
+        scaled, factors = epigraph_scaled(problem, options)  # the tangent cuts' tolerance stays relative
+        return epigraph_unscaled(problem, self._solve_model(scaled, options, outer_approximation=True), factors)
+
+    def _solve_model(self, problem: MIQP, options: SolverOptions, *, outer_approximation: bool) -> Solution:
         gp = _import_gurobi()
         watch = Stopwatch()
         with gp.Env(empty=True) as env:
@@ -204,18 +212,14 @@ def _quadratic_objective(model, problem: MIQP, x, gp):
     return gp.quicksum(terms) + gp.quicksum(float(problem.c[k]) * xs[k] for k in np.flatnonzero(problem.c))
 
 
-class _CpuLimit:
+class _CpuLimit(CpuLimit):
     """Stop the solve once this process has used ``limit`` CPU seconds (``SolverOptions.clock="cpu"``).
 
     Checked at every callback; the stop is reported as the time limit, not as an interruption.
     """
 
-    def __init__(self, watch: Stopwatch, limit: float) -> None:
-        self.watch, self.limit, self.fired = watch, float(limit), False
-
     def __call__(self, model, where) -> None:
-        if not self.fired and self.watch.elapsed()[1] >= self.limit:
-            self.fired = True
+        if not self.fired and self.spent():
             model.terminate()
 
 

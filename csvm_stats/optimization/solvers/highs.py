@@ -7,6 +7,11 @@ takes exactly the linear forms of :mod:`csvm_stats.optimization.problem` (the L1
 of :func:`csvm_stats.optimization.problem.build_l1_primal`, whose anchor rows carry finite
 big-M constants) and refuses any other :class:`~csvm_stats.optimization.problem.MIQP` with
 a :class:`~csvm_stats.exceptions.SolverError` naming the backends that can.
+
+HiGHS's own time limit counts wall seconds; with ``SolverOptions(clock="cpu")``
+it is switched off and HiGHS's simplex, interior-point and MIP interrupt
+callbacks stop the solve once this process has used the limit in CPU seconds
+(reported as the time limit).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import numpy as np
 
 from csvm_stats.exceptions import SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers._common import INF, Stopwatch, solve_record
+from csvm_stats.optimization.solvers._common import INF, CpuLimit, Stopwatch, solve_record
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 
 
@@ -98,7 +103,16 @@ class HighsBackend:
         watch = Stopwatch()
         model = highs.Highs()
         model.setOptionValue("output_flag", bool(options.verbose))
-        model.setOptionValue("time_limit", float(options.time_limit))
+        cpu_limit = CpuLimit(watch, options.time_limit) if options.clock == "cpu" else None
+        if cpu_limit is None:
+            model.setOptionValue("time_limit", float(options.time_limit))
+        else:
+            def stop(event) -> None:
+                if cpu_limit.spent():
+                    event.interrupt()
+
+            for callback in (model.cbSimplexInterrupt, model.cbIpmInterrupt, model.cbMipInterrupt):
+                callback.subscribe(stop)
         model.setOptionValue("mip_rel_gap", float(options.mip_gap))
         model.setOptionValue("primal_feasibility_tolerance", float(options.feasibility_tol))
         model.setOptionValue("mip_feasibility_tolerance", float(options.feasibility_tol))
@@ -134,6 +148,8 @@ class HighsBackend:
         info = model.getInfo()
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         status = _status(highs, model, has_solution)
+        if status is Status.INTERRUPTED and cpu_limit is not None and cpu_limit.fired:
+            status = Status.TIME_LIMIT if has_solution else Status.NO_SOLUTION
         values = np.array(model.getSolution().col_value) if has_solution and status.has_solution else None
         if status is Status.INFEASIBLE:
             bound = math.nan

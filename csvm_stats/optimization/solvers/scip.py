@@ -23,7 +23,7 @@ from csvm_stats.exceptions import SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.scip_tangents import make_tangent_handler
 from csvm_stats.optimization.solvers._common import (
-    Stopwatch, finite_or_none, perspective_partners, solve_record, sparse_rows,
+    Stopwatch, epigraph_scaled, epigraph_unscaled, finite_or_none, perspective_partners, solve_record, sparse_rows,
 )
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 
@@ -91,6 +91,10 @@ class ScipBackend:
         return _scip_version()
 
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
+        scaled, factors = epigraph_scaled(problem, options)  # the epigraphs' tolerance stays relative
+        return epigraph_unscaled(problem, self._solve(scaled, options), factors)
+
+    def _solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         scip = _import_scip()
         watch = Stopwatch()
         model = scip.Model()
