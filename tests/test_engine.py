@@ -144,7 +144,9 @@ def test_rate_constraints_hold_exactly_on_anchor(wisconsin, kind):
     fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, min_counts={kind: k}, solver="scip")
     with_margin, correct = anchor_count_met(fit, X[J], y[J], kind)
     assert with_margin >= k and correct >= k
-    assert fit.objective <= fit.warm_start_objective + 1e-6
+    # SCIP keeps w_f^2 by epigraphs t_f >= w_f^2, each met to feasibility_tol: its best point may be worse than the
+    # start by up to that undercut summed over the p epigraphs (measured: 2.1e-6 here, p = 30)
+    assert fit.objective <= fit.warm_start_objective + X.shape[1] * SolverOptions().feasibility_tol
 
 
 @needs_gurobi
