@@ -25,7 +25,15 @@ with the default split (train/anchor/held-out = 0.5/0.25/0.25) and records:
 
 Routes: ``l1`` (``penalty="l1"``, C = 0.1) and ``card`` (``max_features=5``,
 default screening, 60 s CPU-time limit per solve (``clock="cpu"``), 1% gap)
-at each C of ``--card-C`` (default 1 and 0.1, side by side on the same data).
+at each C of ``--card-C`` (default 1 and 0.1, side by side on the same data);
+``l1cv``: the L1 route at the C that :func:`csvm_stats.models.tuning.choose_sparsity`
+picks from ``CV_GRID`` by 5-fold CV on I and J (accuracy);
+``stab``: stability selection (:func:`csvm_stats.sparse.stability.stability_selection`:
+the L1 route at the largest C of ``STAB_GRID`` keeping at most
+q = sqrt((2 pi - 1) p) features, ``--bootstrap`` refits, threshold pi = 0.6),
+the selection being the stable set, then the L2 CSVM refitted on the stable
+columns with the same split for the held-out statement. The CPU time of
+``l1cv`` and ``stab`` includes the choice of C and the refits.
 Run with ``nice -n 10 python benchmarks/sparse_simulation.py --reps 25``;
 results go to ``benchmarks/results/sparse_simulation.{csv,md}``.
 """
@@ -42,38 +50,95 @@ import pandas as pd
 from scipy.stats import binom
 
 from csvm_stats.data.simulation import GaussianClasses
+from csvm_stats.exceptions import DataError
+from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.models.model import CSVM
+from csvm_stats.models.tuning import choose_sparsity
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
+from csvm_stats.sparse.stability import stability_selection
 from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table without tabulate
 
 N, DIM, K, P0, ALPHA = 200, 1000, 5, 0.8, 0.05
-ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}}
+ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}, "l1cv": {"penalty": "l1"},
+          "stab": {"penalty": "l1"}}
+STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab's C grid (ratio 1.26: the L1 fit jumps from 0 features)
+CV_GRID = [0.01, 0.03, 0.1, 0.3]  # l1cv's C grid
+THRESHOLD = 0.6  # stab's frequency threshold pi
 TIME_LIMIT = 60.0  # CPU seconds per solve
 OUT = Path(__file__).resolve().parent / "results"
 
 
-def repetition(seed: int, route: str, distance: float, C: float | None = None) -> dict:
+def draw(seed: int, distance: float) -> tuple[GaussianClasses, np.ndarray, np.ndarray]:
     population = GaussianClasses(dim=DIM, distance=distance, informative=K)
-    X, y = population.sample(N, np.random.default_rng(10_000 + seed))
+    return (population, *population.sample(N, np.random.default_rng(10_000 + seed)))
+
+
+def _model(y: np.ndarray, X: np.ndarray, **kwargs) -> CSVM:
+    return CSVM(y, X, tpr_min=P0, alpha=ALPHA, bound="binomial", **kwargs)
+
+
+def _statement(population: GaussianClasses, res, columns: np.ndarray) -> dict:
+    """The true TPR of the fitted rule (coefficients on ``columns``) and its held-out lower bound."""
+    w = np.zeros(DIM)
+    w[columns] = res.params.to_numpy()[:-1]
+    true_tpr = population.true_rates(w, float(res.params.iloc[-1]))["tpr"]
+    lower = float(res.rates.loc["tpr", "lower"])
+    return {"true_tpr": true_tpr, "lower": lower, "fails": true_tpr < lower}
+
+
+def _selection(selected: set[int]) -> dict:
+    truth = set(range(K))
+    return {"all_true": truth <= selected, "exact": selected == truth, "n_selected": len(selected),
+            "false_selected": len(selected - truth)}
+
+
+def stability_repetition(seed: int, distance: float, n_bootstrap: int) -> dict:
+    """The ``stab`` route: stable set by stability selection, then the L2 CSVM on it (same split)."""
+    population, X, y = draw(seed, distance)
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            chosen = stability_selection(_model(y, X, penalty="l1"), STAB_GRID, threshold=THRESHOLD,
+                                         n_bootstrap=n_bootstrap, random_state=seed, time_limit=TIME_LIMIT)
+        except DataError as error:  # no grid value keeps 1..q features: nothing is selected
+            return {"route": "stab", "C": np.nan, "C_chosen": np.nan, "bootstrap": n_bootstrap, "distance": distance,
+                    "seed": seed, **_selection(set()), "cpu_s": time.process_time() - start, "true_tpr": np.nan,
+                    "lower": np.nan, "fails": False, "status": f"no C: {error}"}
+        names = chosen.path.results[0].model.exog_names
+        columns = np.array(sorted(names.index(f) for f in chosen.selected), dtype=int)
+        res = None if columns.size == 0 else _model(y, X[:, columns]).fit(
+            random_state=seed, time_limit=TIME_LIMIT, clock="cpu")
+    cpu = time.process_time() - start
+    row = {"route": "stab", "C": np.nan, "C_chosen": chosen.C, "q": chosen.q, "bootstrap": n_bootstrap,
+           "distance": distance, "seed": seed, **_selection(set(columns.tolist())), "cpu_s": cpu}
+    if res is None:
+        return {**row, "true_tpr": np.nan, "lower": np.nan, "fails": False, "status": "no stable feature"}
+    assert np.array_equal(res.split.holdout, chosen.path.results[0].split.holdout)  # the same H
+    return {**row, **_statement(population, res, columns), "status": res.solver.status.value,
+            "gap": res.solver.gap, "proven": res.solver.gap <= 1e-2, "backend": res.solver.backend}
+
+
+def repetition(seed: int, route: str, distance: float, C: float | None = None) -> dict:
+    population, X, y = draw(seed, distance)
     kwargs = dict(ROUTES[route], **({} if C is None else {"C": C}))
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = CSVM(y, X, tpr_min=P0, alpha=ALPHA, bound="binomial", **kwargs).fit(
+        if route == "l1cv":
+            kwargs["C"] = choose_sparsity(_model(y, X, **kwargs), CV_GRID, folds=5, random_state=seed,
+                                          time_limit=TIME_LIMIT).chosen
+        res = _model(y, X, **kwargs).fit(
             random_state=seed, time_limit=TIME_LIMIT, mip_gap=1e-2 if route == "card" else 1e-4, clock="cpu"
         )
     cpu = time.process_time() - start
     fit = res.engine_fit
     selected = set(fit.selected.tolist())
-    truth = set(range(K))
-    w, b = res.params.to_numpy()[:-1], float(res.params.iloc[-1])
-    true_tpr = population.true_rates(w, b)["tpr"]
-    lower = float(res.rates.loc["tpr", "lower"])
     row = {
-        "route": route, "C": kwargs["C"], "distance": distance, "seed": seed, "all_true": truth <= selected,
-        "exact": selected == truth, "n_selected": len(selected), "false_selected": len(selected - truth),
-        "true_tpr": true_tpr, "lower": lower, "fails": true_tpr < lower, "cpu_s": cpu,
+        "route": route, "C": np.nan if route == "l1cv" else kwargs["C"], "C_chosen": kwargs["C"],
+        "distance": distance, "seed": seed, **_selection(selected),
+        **_statement(population, res, np.arange(DIM)), "cpu_s": cpu,
         "status": res.solver.status.value, "gap": res.solver.gap, "proven": res.solver.gap <= 1e-2,
         "backend": res.solver.backend, "screening_exact": res.exact, "objective": fit.objective,
     }
@@ -92,18 +157,23 @@ def repetition(seed: int, route: str, distance: float, C: float | None = None) -
 
 def report(frame: pd.DataFrame) -> str:
     keys = ["route", "C", "distance"]
-    reps = frame.groupby(keys).size()
-    limit = {key: int(binom.ppf(0.99, n, ALPHA)) for key, n in reps.items()}
+    frame = frame.assign(C=frame["C"].astype(object).where(frame["C"].notna(), "chosen"))
+    if "C_chosen" not in frame:
+        frame = frame.assign(C_chosen=frame["C"])
     if "truth_beaten" not in frame:
         frame = frame.assign(truth_beaten=np.nan, proven=frame["gap"] <= 1e-2)
-    table = frame.groupby(keys).agg(
-        reps=("seed", "size"), all_true=("all_true", "mean"), exact=("exact", "mean"),
+    groups = frame.groupby(keys, sort=False)
+    limit = {key: int(binom.ppf(0.99, n, ALPHA)) for key, n in groups.size().items()}
+    table = groups.agg(
+        reps=("seed", "size"), median_C=("C_chosen", "median"), all_true=("all_true", "mean"), exact=("exact", "mean"),
         n_selected=("n_selected", "mean"), false_selected=("false_selected", "mean"),
         fails=("fails", "sum"), median_true_tpr=("true_tpr", "median"), median_lower=("lower", "median"),
         median_cpu_s=("cpu_s", "median"), max_cpu_s=("cpu_s", "max"), proven=("proven", "mean"),
         max_gap=("gap", "max"), truth_beaten=("truth_beaten", "sum"),
     )
     table["fail_limit_99"] = [limit[key] for key in table.index]
+    exact = groups["exact"].sum()
+    table["exact_lower95"] = [clopper_pearson_lower(int(exact[key]), int(n), 0.05) for key, n in table["reps"].items()]
     lines = [
         "# Sparse CSVM simulation", "",
         f"n = {N}, {DIM} columns of which {K} informative, tpr_min = {P0}, alpha = {ALPHA}, bound = binomial; "
@@ -114,7 +184,11 @@ def report(frame: pd.DataFrame) -> str:
         "fails: repetitions whose true TPR is below the held-out 95% lower bound (valid when at most about "
         "alpha of reps; fail_limit_99 is the one-sided 99% binomial acceptance limit); proven: share of solves "
         "that closed the 1% gap; truth_beaten: repetitions whose selection has a lower objective than the "
-        "true support's optimum (the truth is not the optimum at this C: no solver can recover it).", "",
+        "true support's optimum (the truth is not the optimum at this C: no solver can recover it); "
+        "exact_lower95: one-sided 95% Clopper-Pearson lower bound on the share of exact recoveries; "
+        f"C 'chosen': l1cv (5-fold CV on I and J over C in {CV_GRID}) and stab (stability selection: the "
+        f"largest C of {STAB_GRID} keeping 1 to q = sqrt((2 pi - 1) p) features, threshold pi = {THRESHOLD}, "
+        "then the L2 CSVM on the stable set; median_C is the median chosen C).", "",
         markdown(table.round(3).reset_index()), "",
     ]
     return "\n".join(lines)
@@ -123,9 +197,11 @@ def report(frame: pd.DataFrame) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=25)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + reps - 1")
     parser.add_argument("--routes", nargs="+", default=list(ROUTES), choices=list(ROUTES))
     parser.add_argument("--distances", nargs="+", type=float, default=[4.0])
     parser.add_argument("--card-C", nargs="+", type=float, default=[1.0, 0.1])
+    parser.add_argument("--bootstrap", type=int, default=20, help="refits of the stab route")
     parser.add_argument("--out", default="sparse_simulation", help="file stem in benchmarks/results")
     parser.add_argument("--report-only", action="store_true", help="rewrite the .md from the committed .csv")
     args = parser.parse_args()
@@ -138,10 +214,11 @@ def main() -> None:
         return
     rows = []
     for distance in args.distances:
-        for seed in range(args.reps):  # both routes and every C on the same data, side by side
+        for seed in range(args.first_seed, args.first_seed + args.reps):  # both routes and every C on the same data, side by side
             for route in args.routes:
                 for C in args.card_C if route == "card" else [None]:
-                    rows.append(repetition(seed, route, distance, C))
+                    rows.append(stability_repetition(seed, distance, args.bootstrap) if route == "stab"
+                                else repetition(seed, route, distance, C))
                     frame = pd.DataFrame(rows)
                     frame.to_csv(csv, index=False)
                     print(rows[-1], flush=True)

@@ -10,9 +10,10 @@ seeds 0..S-1. Per seed:
 * ``card``: ``CSVM(max_features=10)`` (default screening: the 50 best-ranked
   genes), stopping at a 1% gap, by SCIP (``scip``: the perspective cones
   :math:`w_f^2 \\le t_f v_f` in SCIP's nonlinear handler) and by ``auto``
-  (Gurobi when licensed: with the pip licence the model is too large for its
-  MIQP, so the linear outer approximation with perspective cuts); target:
-  within 1% gap in 60 s.
+  (Gurobi when licensed: its MIQP with the perspective cones when the model
+  fits the pip licence, at most 200 variables with the cones' t_f, else the
+  linear outer approximation with perspective cuts; ``formulation`` says
+  which); target: within 1% gap in 60 s.
 
 The time limit is ``--limit`` CPU seconds per solve (``clock="cpu"``: SCIP's
 CPU clock, Gurobi through a callback; HiGHS counts wall time), so the runs
@@ -51,7 +52,7 @@ def run(seed: int, route: str, solver: str, X: pd.DataFrame, ews: pd.Series, lim
     rec = res.solver
     return {
         "seed": seed, "route": route, "solver": solver, "backend": rec.backend, "formulation": rec.formulation,
-        "status": rec.status.value, "objective": rec.objective, "bound": rec.best_bound,
+        "status": rec.status.value, "objective": rec.objective, "bound": rec.best_bound, "start": res.engine_fit.warm_start_objective,
         "gap": rec.gap, "solve_cpu_s": rec.cpu_time, "solve_wall_s": rec.wall_time,
         "fit_cpu_s": time.process_time() - start, "genes": res.n_selected, "exact_screening": res.exact,
         "heldout_tpr": res.rates.loc["tpr", "heldout_rate"], "tpr_lower": res.rates.loc["tpr", "lower"],

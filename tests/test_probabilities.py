@@ -129,7 +129,7 @@ def test_multiclass_cross_fitted_refits_repeat_the_fit_options(monkeypatch):
     res.predict_proba()
     assert res.calibration.method == "cross-fitted"
     expected = {"solver": "scip", "time_limit": 20, "mip_gap": 1e-4, "threads": 1, "random_state": 5,
-                "warm_start": True}
+                "warm_start": True, "clock": "wall"}
     assert calls == [expected] * res.calibration.folds
 
 

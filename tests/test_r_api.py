@@ -219,3 +219,32 @@ def test_anchor_check_multiclass_reports_a_capped_class_before_the_solve():
     exported = export_multiclass(fit_multiclass(x, ["u", "v"], labels, ["c"], [0.95], dict(options))["results"])
     for key in ("rate", "n", "capped"):  # the same split and counts as the fit
         np.testing.assert_array_equal(check["anchor"][key], exported["anchor"][key])
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_clock_option_reaches_the_sparse_solves(classes, monkeypatch):
+    """R's ``clock = "cpu"`` crosses to every solve of a sparse fit (two classes and a multiclass gene list)."""
+    import csvm_stats.sparse.model as sparse_model
+
+    clocks = []
+    real_solve = sparse_model.solve
+
+    def spy(problem, solver, options):
+        clocks.append(options.clock)
+        return real_solve(problem, solver, options)
+
+    monkeypatch.setattr(sparse_model, "solve", spy)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(150, 4))
+    labels = np.array(["a", "b", "c"])[np.argmax(x[:, :classes], axis=1)]
+    options = {"bound": "binomial", "random_state": 1.0, "time_limit": 20.0, "max_features": 2, "clock": "cpu"}
+    if classes == 2:
+        fitted = r_api.fit(x, ["u", "v", "w", "z"], labels, "b", {**options, "tpr_min": 0.8})
+    else:
+        from csvm_stats.multiclass.r_entry import fit_multiclass
+
+        fitted = fit_multiclass(x, ["u", "v", "w", "z"], labels, ["a"], [0.8], options)
+    assert fitted["results"].engine_fit.selected.size <= 2
+    assert clocks and set(clocks) == {"cpu"}
+    with pytest.raises(DataError, match="clock must be one of"):
+        r_api.fit(x, ["u", "v", "w", "z"], labels, "b", {**options, "clock": "sundial"})

@@ -54,6 +54,7 @@ FIT_OPTIONS: dict[str, str] = {
     "random_state": "int",
     "guarantee": "guarantee",
     "warm_start": "bool",
+    "clock": "str",
 }
 RATE_COLUMNS = (
     "target",

@@ -208,6 +208,7 @@ class MulticlassCSVM(CSVM):
         random_state: int | None = None,
         guarantee: bool = False,
         warm_start: bool = True,
+        clock: str = "wall",
     ) -> MulticlassResults:
         """Split, solve and certify; return a new :class:`~csvm_stats.multiclass.results.MulticlassResults`.
 
@@ -215,6 +216,8 @@ class MulticlassCSVM(CSVM):
         ``results.random_state`` when ``None``). ``guarantee=True`` shifts the constrained classes' offsets on the
         held-out sample so that every required recall holds with probability
         at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
+        ``clock="cpu"`` makes ``time_limit`` count CPU seconds of this process
+        where the backend supports it (:class:`~csvm_stats.optimization.solvers.SolverOptions`).
         """
         if guarantee not in (True, False):
             raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
@@ -231,7 +234,7 @@ class MulticlassCSVM(CSVM):
         y, y_anchor = self.y, self.y[split.anchor]
         adjusted = self._adjusted_targets(split)
         options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
-                                seed=seed)
+                                seed=seed, clock=clock)
         counts = {k: t.count for k, t in adjusted.items()}
         if self.max_features is None:
             engine_fit = fit_multiclass_csvm(
@@ -254,7 +257,7 @@ class MulticlassCSVM(CSVM):
             names = [self.class_name(k) for k in range(self.coding.n_classes)]
             shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
         fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
-                       "warm_start": warm_start}
+                       "warm_start": warm_start, "clock": clock}
         return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed, fit_options)
 
     def __repr__(self) -> str:

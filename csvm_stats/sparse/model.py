@@ -52,6 +52,7 @@ from csvm_stats.optimization.problem import (
     CSVMProblem,
     build_l1_primal,
     build_primal,
+    constrained_anchor_points,
     rate_requirements,
     read_coefficients,
     with_cardinality,
@@ -311,26 +312,32 @@ def fit_cardinality_csvm(
         w0, upper, xi0, z0 = given[0][candidates], given[1], given[2], given[3]
         b0 = float(start[1])
     reference = svm_reference(Xc_i, y_train, C, weight)
+    # as in engine.fit_csvm: anchor points no rate counts carry no constraint and leave the MIQP
+    kept = constrained_anchor_points(rate_requirements(y_anchor, counts), y_anchor.size)
     problem = build_primal(
-        Xc_i, y_train, Xc_j, y_anchor, C=C, min_counts=counts, big_m=None, sample_weight=weight,
-        start=np.r_[w0, b0, xi0, z0], upper=upper, reference=reference,
+        Xc_i, y_train, Xc_j[kept], y_anchor[kept], C=C, min_counts=counts, big_m=None, sample_weight=weight,
+        start=np.r_[w0, b0, xi0, z0[kept]], upper=upper, reference=reference,
     )
     problem = with_cardinality(problem, max_features)
     solution = _solve(problem, solver, options, f"CSVM with at most {max_features} features")
     x, blocks = solution.x, problem.miqp.blocks
+    w = np.where(x[blocks["v"]] > 0.5, x[blocks["w"]], 0.0)
+    intercept = float(x[blocks["b"]][0])
+    z = (y_anchor * (Xc_j @ w + intercept) >= 1.0 - 1e-9).astype(float)  # outside the model: met margin
+    z[kept] = np.round(x[blocks["z"]])
     coef = np.zeros(p)
-    w = x[blocks["w"]]
-    coef[candidates] = np.where(x[blocks["v"]] > 0.5, w, 0.0)
+    coef[candidates] = w
     return SparseFit(
         coef=np.where(np.abs(coef) > ZERO_TOL, coef, 0.0),
-        intercept=float(x[blocks["b"]][0]),
+        intercept=intercept,
         feature_map=linear_map(p),
-        z=np.round(x[blocks["z"]]),
+        z=z,
         record=solution.record,
         objective=solution.record.objective,
         C=float(C),
         min_counts=counts,
         big_m=problem.big_m,
+        constrained_anchor=kept,
         warm_start_objective=upper,
         penalty="l2",
         max_features=int(max_features),

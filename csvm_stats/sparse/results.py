@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.models.results import CSVMResults
+from csvm_stats.optimization.solvers import SolverOptions
 from csvm_stats.reporting.summary import Summary, build_summary
 
 SELECTION_NOTE = (
@@ -72,12 +73,25 @@ class SparseCSVMResults(CSVMResults):
         return notes
 
     def selection_stability(
-        self, *, n_bootstrap: int = 100, random_state: int = 0, n_jobs: int | None = None
+        self,
+        *,
+        n_bootstrap: int = 100,
+        random_state: int = 0,
+        n_jobs: int | None = None,
+        solver: str = "auto",
+        time_limit: float | None = None,
+        mip_gap: float | None = None,
+        clock: str | None = None,
     ) -> pd.DataFrame:
         """How often each feature is chosen over ``n_bootstrap`` refits (:mod:`csvm_stats.sparse.stability`).
 
         Same route, C, required anchor counts and screening as this fit; the
-        resamples come from I and J, standardised as this fit was.
+        resamples come from I and J, standardised as this fit was. Each refit
+        is solved with ``solver``, ``time_limit``, ``mip_gap`` and ``clock``
+        as :meth:`~csvm_stats.models.model.CSVM.fit` takes them; those left
+        ``None`` are the fit's own (:attr:`fit_options`), as are its threads
+        and seed. A refit stopped at its limit contributes its incumbent's
+        selection.
         """
         from csvm_stats.sparse.stability import selection_frequencies
 
@@ -87,6 +101,7 @@ class SparseCSVMResults(CSVMResults):
         fit_kwargs = {
             "penalty": fit.penalty, "max_features": fit.max_features, "C": fit.C, "min_counts": dict(fit.min_counts),
             "screen": None if fit.screening is None else int(fit.screening.candidates.size),
+            "solver": solver, "options": self._refit_options(time_limit=time_limit, mip_gap=mip_gap, clock=clock),
         }
         table = selection_frequencies(
             X[self.split.train], y[self.split.train], X[self.split.anchor], y[self.split.anchor],
@@ -94,6 +109,13 @@ class SparseCSVMResults(CSVMResults):
         )
         table["in_fit"] = table.index.isin(self.selected_features.index)
         return table
+
+    def _refit_options(self, **given: float | str | None) -> SolverOptions:
+        """The fit's solver options (:attr:`fit_options`), with the ``given`` ones that are not ``None``."""
+        own = self.fit_options
+        options = {"time_limit": own["time_limit"], "mip_gap": own["mip_gap"], "threads": own["threads"],
+                   "seed": own["random_state"], "clock": own.get("clock", "wall")}
+        return SolverOptions(**{**options, **{key: value for key, value in given.items() if value is not None}})
 
     def summary(self, *, timing: bool = True) -> Summary:
         """The CSVM summary with the selected features in place of all coefficients."""

@@ -14,19 +14,38 @@ The held-out sample is never used. Refits run through joblib (any backend,
 e.g. dask via ``joblib.parallel_config(backend="dask")``); the resamples are
 drawn from ``random_state`` before dispatch, so the table does not depend on
 ``n_jobs`` or the backend.
+
+**Stability selection** (:func:`stability_selection`, the route recommended
+for *finding* the informative features): the base procedure is the L1-norm
+CSVM at a C small enough that a fit keeps at least one and at most
+
+.. math:: q = \sqrt{v\,(2\pi - 1)\,p}
+
+of the p features, the largest such C of a given grid (one fit on I and J
+per grid value; the choice reads only how many features each fit keeps). The stable set is the features with
+:math:`\hat\pi_f \ge \pi` (default :math:`\pi = 0.6`). This inverts the
+bound :math:`E[V] \le q^2 / ((2\pi - 1) p)` on the number V of falsely
+selected features (Meinshausen and Buhlmann 2010, Theorem 1) for a target v
+of expected false selections (default 1). That bound is proven for
+half-samples drawn without replacement and exchangeable noise features; with
+the bootstrap used here it is a guide for choosing q, not a guarantee, and
+the results do not claim it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from csvm_stats.exceptions import CSVMError
+from csvm_stats.exceptions import CSVMError, DataError
 from csvm_stats.sparse.model import fit_sparse_csvm
+from csvm_stats.sparse.path import SparsityPath, sparsity_path
 
 
 def _stratified_draw(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -81,3 +100,69 @@ def selection_frequencies(
         index=pd.Index(names, name="feature"),
     )
     return table.sort_values(["count"], ascending=False, kind="stable")
+
+
+@dataclass(frozen=True)
+class StabilitySelection:
+    r"""The outcome of :func:`stability_selection`.
+
+    ``C`` is the base fit's C, ``q`` the most features a base fit may keep,
+    ``threshold`` the frequency :math:`\pi`, ``table`` the selection
+    frequencies of the refits at ``C`` with a column ``stable``, ``path`` the
+    fits over the C grid (``path.table["n_selected"]`` chose ``C``).
+    """
+
+    C: float
+    q: float
+    threshold: float
+    table: pd.DataFrame
+    path: SparsityPath
+
+    @property
+    def selected(self) -> list[str]:
+        """The stable features, most often chosen first."""
+        return self.table.index[self.table["stable"]].tolist()
+
+
+def stability_selection(
+    model: Any,
+    C_values: Sequence[float],
+    *,
+    threshold: float = 0.6,
+    expected_false: float = 1.0,
+    n_bootstrap: int = 100,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    solver: str = "auto",
+    time_limit: float = 300.0,
+) -> StabilitySelection:
+    """Stability selection with the L1-norm CSVM as base procedure (module docstring).
+
+    ``model`` is a ``CSVM(..., penalty="l1")``; its C is replaced by the
+    largest value of ``C_values`` whose fit (split of ``random_state``) keeps
+    between 1 and q features, and the bootstrap refits of that fit give the
+    frequencies. Only the training and anchor samples are used, so a CSVM
+    refitted on the stable features with the same ``random_state`` keeps
+    valid held-out statements.
+    """
+    if getattr(model, "penalty", None) != "l1" or model.max_features is not None:
+        raise DataError("stability_selection takes an L1-norm CSVM as base procedure: CSVM(..., penalty='l1').")
+    if not 0.5 < threshold <= 1.0:
+        raise DataError(f"threshold must be in (0.5, 1], got {threshold!r} (Meinshausen and Buhlmann use 0.6 to 0.9).")
+    if not expected_false > 0:
+        raise DataError(f"expected_false must be positive, got {expected_false!r}.")
+    q = math.sqrt(expected_false * (2.0 * threshold - 1.0) * len(model.exog_names))
+    path = sparsity_path(model, C_values, random_state=random_state, solver=solver, time_limit=time_limit)
+    kept = path.table["n_selected"] if "n_selected" in path.table else pd.Series(dtype=float)
+    eligible = kept.index[(kept >= 1) & (kept <= q)]
+    if eligible.empty:
+        raise DataError(
+            f"no C of the grid keeps between 1 and q = {q:.1f} features (a fit keeping none selects nothing); "
+            "add C values between those keeping none and those keeping more."
+        )
+    C = float(eligible.max())
+    fit = path.results[[r.engine_fit.C for r in path.results].index(C)]
+    table = fit.selection_stability(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs,
+                                    solver=solver, time_limit=time_limit)
+    table["stable"] = table["frequency"] >= threshold
+    return StabilitySelection(C, q, float(threshold), table, path)

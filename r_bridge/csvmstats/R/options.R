@@ -58,6 +58,7 @@ check_option <- function(name, value) {
     solver = check_string(name, value),
     kernel = check_kernel(value),
     bound = check_choice(name, value, .bounds),
+    clock = check_choice(name, value, c("wall", "cpu")),
     gamma = if (is.character(value)) check_choice(name, value, c("scale", "auto")) else
       check_number(name, value, lower = 0, open = TRUE, what = "a positive number, \"scale\" or \"auto\""),
     guarantee = if (is.character(value)) check_choice(name, value, c("tpr", "tnr")) else check_flag(name, value),

@@ -62,3 +62,12 @@ test_that("sparse options get R errors when misused", {
   expect_error(sparse_fit(penalty = "lasso"), "penalty must be one of \"l1\", \"l2\"")
   expect_error(sparse_fit(penalty = "l1", kernel = "rbf"), "^csvm: .*linear")
 })
+
+test_that("clock = 'cpu' reaches the sparse fit; a bad clock is an R error", {
+  skip_without_python()
+  fit <- sparse_fit(max_features = 2, clock = "cpu")
+  expect_setequal(names(fit$selected), c("g1", "g2"))
+  expect_equal(fit$options$clock, "cpu")
+  expect_equal(fit$call$clock, "cpu")
+  expect_error(sparse_fit(max_features = 2, clock = "sundial"), "clock must be one of \"wall\", \"cpu\"")
+})
