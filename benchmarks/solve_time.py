@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -84,7 +85,8 @@ def split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def one_fit(X, y, I, J, *, kernel: str, count: int, solver: str, time_limit: float) -> dict:
-    """One CSVM fit; CPU and wall time of the whole fit and the solver's record."""
+    """One CSVM fit; CPU and wall time of the whole fit, the machine's load average before it, the solver's record."""
+    load = os.getloadavg()[0]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -94,11 +96,11 @@ def one_fit(X, y, I, J, *, kernel: str, count: int, solver: str, time_limit: flo
     except CSVMError as err:
         return dict(status=f"error: {type(err).__name__}", objective=np.nan, bound=np.nan, gap=np.nan, nodes=0,
                     svm_solves=0, cpu_s=time.process_time() - cpu0, wall_s=time.perf_counter() - wall0,
-                    formulation=str(err)[:80])
+                    formulation=str(err)[:80], load=load)
     rec = fit.record
     return dict(status=rec.status.value, objective=rec.objective, bound=rec.best_bound, gap=rec.gap,
                 nodes=rec.nodes, svm_solves=rec.svm_solves, cpu_s=time.process_time() - cpu0,
-                wall_s=time.perf_counter() - wall0, formulation=rec.formulation)
+                wall_s=time.perf_counter() - wall0, formulation=rec.formulation, load=load)
 
 
 def warm_up() -> None:
@@ -250,7 +252,7 @@ def report(time_limit: float) -> str:
     df = pd.concat([pd.read_csv(RESULTS / f"solve_time_{p}.csv") for p in ("wisconsin", "synthetic")])
     memory = pd.read_csv(RESULTS / "solve_time_memory.csv")
     cols = ["case", "kernel", "constraint", "split", "solver", "status", "objective", "bound", "gap", "nodes",
-            "svm_solves", "cpu_s", "wall_s", "svc_cpu_s"]
+            "svm_solves", "cpu_s", "wall_s", "svc_cpu_s", "load"]
     bnb = df[df.solver == "bnb"]
     lines = [
         "# CSVM solve time: bnb, SCIP and Gurobi side by side (one run)",
@@ -258,7 +260,8 @@ def report(time_limit: float) -> str:
         f"Time limit {time_limit:g} CPU-s for the whole fit (SolverOptions(clock='cpu'); Gurobi counts wall "
         "time); cpu_s = CPU time of the whole fit (feature map, warm start, model, solve); svc_cpu_s = median "
         "CPU time of a scikit-learn SVC fit on I u J (C/2); svm_solves = node QPs of bnb (the warm start adds "
-        "up to 5 SVM fits). Machine: 2 cores shared by six developers (load average 8 to 18 during the run), nice -n 10. "
+        f"up to 5 SVM fits). Machine: 2 cores shared with other developers (1-minute load average {df.load.min():.1f} "
+        f"to {df.load.max():.1f} before the fits), nice -n 10. "
         "bnb's numba kernels were compiled (or loaded from cache) before timing.",
         "",
         "## Targets (issue 12)",

@@ -144,7 +144,9 @@ def test_rate_constraints_hold_exactly_on_anchor(wisconsin, kind):
     fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, min_counts={kind: k}, solver="scip")
     with_margin, correct = anchor_count_met(fit, X[J], y[J], kind)
     assert with_margin >= k and correct >= k
-    assert fit.objective <= fit.warm_start_objective + 1e-6
+    # SCIP keeps w_f^2 by epigraphs t_f >= w_f^2, each met to feasibility_tol: its best point may be worse than the
+    # start by up to that undercut summed over the p epigraphs (measured: 2.1e-6 here, p = 30)
+    assert fit.objective <= fit.warm_start_objective + X.shape[1] * SolverOptions().feasibility_tol
 
 
 @needs_gurobi
@@ -391,3 +393,28 @@ def test_default_big_m_is_exact_where_a_fixed_m_is_not():
     large = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, big_m=1e4, solver="scip", options=TIGHT)
     assert large.record.exact is True
     assert large.objective == pytest.approx(exact.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize(("n_features", "limited", "gurobi_tried"),
+                         [(6, True, True), (80, False, True), (80, True, False), (300, False, False)])
+def test_auto_skips_gurobi_outer_approximation_for_cardinality_forms(wisconsin, monkeypatch, n_features, limited,
+                                                                     gurobi_tried):
+    """Perspective pairs (max_features) in a model Gurobi would take by its outer approximation (more than 200
+    variables, or its MIQP plus one cone variable per pair beyond a size-limited licence): SCIP, with the reason;
+    a model Gurobi's MIQP takes whole stays with Gurobi."""
+    rng = np.random.default_rng(3)
+    n = 40
+    X = rng.normal(size=(2 * n, n_features))
+    y = np.where(rng.random(2 * n) < 0.5, 1.0, -1.0)
+    miqp = build_primal(X[:n], y[:n], X[n:], y[n:], C=1.0, min_counts={"tpr": 5}, big_m=None,
+                        sample_weight=np.ones(n)).miqp
+    pairs = np.column_stack([np.arange(n_features), np.arange(n_features)])  # only their number matters here
+    cardinality = dataclasses.replace(miqp, perspective=pairs, csvm=None)
+    monkeypatch.setattr(solvers, "gurobi_usable", lambda: True)
+    monkeypatch.setattr(solvers, "_size_limited_licence", [True] if limited else [])
+    chain = solvers._auto_chain(cardinality)
+    assert ("gurobi" in [name for name, _ in chain]) is gurobi_tried
+    assert chain[-1][0] == "scip"
+    if not gurobi_tried:
+        assert "perspective cones" in chain[-1][1]
+    assert "gurobi" in [name for name, _ in solvers._auto_chain(dataclasses.replace(miqp, csvm=None))]

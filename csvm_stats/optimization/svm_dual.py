@@ -49,6 +49,7 @@ from numba import njit
 TAU = 1e-12  # curvature floor of a pair step (libsvm's TAU)
 FAST = {"nsz", "arcp", "contract", "reassoc"}  # reassociation only: infinite boxes stay exact
 CHUNK = 20000  # SMO steps per compiled call (the caller checks time and interrupts between calls)
+SHRINK_PERIOD = 20  # SMO steps between two shrinking passes (libsvm: 1000; measured: bnb at n = 1000 proved in 7.0 CPU-s at 20, 8.6 at 50, 12.7 at 1000)
 
 
 @dataclass
@@ -115,7 +116,7 @@ def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
         sum_alpha += alpha[t]
     work = active.copy()
     n_work = work.shape[0]
-    period = min(active.shape[0], 1000)
+    period = min(active.shape[0], SHRINK_PERIOD)
     countdown = period
     gap = np.inf
     steps = 0

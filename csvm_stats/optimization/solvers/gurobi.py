@@ -41,6 +41,7 @@ from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions
 LICENSE_ERRNO = 10010
 CUT_TOL = 1e-7  # relative violation of t_k >= x_k^2 that triggers a cut (at most feasibility_tol / 100)
 FORMULATIONS: tuple[str, ...] = ("auto", "miqp", "oa")
+MIQP_VARIABLES = 200  # variables the pip licence allows once the objective is quadratic
 PERSPECTIVE_MIN = 1e-6  # smallest v at which a perspective cut is formed (a = x / v)
 
 
@@ -54,6 +55,12 @@ def _import_gurobi():
             "or use solver='scip'."
         ) from err
     return gurobipy
+
+
+def outer_approximation_first(problem: MIQP) -> bool:
+    """Whether formulation ``"auto"`` takes ``problem`` by the linear outer approximation straight away
+    (a separable Q and more than MIQP_VARIABLES variables: beyond what the pip licence's MIQP takes)."""
+    return problem.separable and problem.n_vars > MIQP_VARIABLES
 
 
 def _status(model, gp) -> Status:
@@ -94,7 +101,7 @@ class GurobiBackend:
         return "Gurobi {}.{}.{}".format(*gp.gurobi.version())
 
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
-        if self.formulation == "oa" or (self.formulation == "auto" and problem.separable and problem.n_vars > 200):
+        if self.formulation == "oa" or (self.formulation == "auto" and outer_approximation_first(problem)):
             return self._solve(problem, options, outer_approximation=True)
         try:
             return self._solve(problem, options, outer_approximation=False)

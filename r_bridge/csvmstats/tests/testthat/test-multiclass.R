@@ -29,12 +29,15 @@ test_that("a factor of three levels fits the multiclass CSVM: coefficient matrix
 test_that("the R fit is the Python fit of the same formula, data and seed", {
   skip_without_python()
   fit <- multiclass_fit()
-  csvm_class <- reticulate::import("csvm_stats")$CSVM
+  csvm_class <- reticulate::import("csvm_stats", convert = FALSE)$CSVM
   python_fit <- csvm_class$from_formula("Species ~ .", reticulate::r_to_py(iris),
                                         recall_min = reticulate::dict(virginica = 0.8), bound = "binomial",
                                         fractions = c(0.4, 0.3, 0.3))$fit(random_state = 1L, time_limit = 60)
-  params <- python_fit$params  # features x classes, intercept row last
-  python_coef <- as.matrix(params)[c(nrow(params), seq_len(nrow(params) - 1L)), , drop = FALSE]
+  # features x classes, intercept row last; read as arrays without conversion, as test-csvm.R does: reticulate
+  # 1.28 converts a pandas DataFrame through the deprecated Index.format (a FutureWarning with pandas >= 2.2)
+  params <- reticulate::py_to_r(python_fit$params$to_numpy())
+  colnames(params) <- reticulate::py_to_r(python_fit$params$columns$astype("str")$tolist())
+  python_coef <- params[c(nrow(params), seq_len(nrow(params) - 1L)), , drop = FALSE]
   expect_equal(unname(python_coef), unname(coef(fit)), tolerance = 1e-6)
   expect_equal(colnames(python_coef), colnames(coef(fit)))
 })
