@@ -32,6 +32,20 @@ def _select(X, y, **kwargs):
         return stability_selection(model, GRID, n_bootstrap=8, random_state=3, time_limit=60, **options)
 
 
+def _spy_solves(monkeypatch, read) -> list:
+    """Record ``read(solver, options)`` for every solve of the sparse routes."""
+    import csvm_stats.sparse.model as sparse_model
+
+    seen, real_solve = [], sparse_model.solve
+
+    def spy(problem, solver, options):
+        seen.append(read(solver, options))
+        return real_solve(problem, solver, options)
+
+    monkeypatch.setattr(sparse_model, "solve", spy)
+    return seen
+
+
 @pytest.fixture(scope="module")
 def chosen():
     return _select(*_data())
@@ -72,20 +86,11 @@ def test_bad_arguments_are_refused_with_the_fix():
 
 
 def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
-    import csvm_stats.sparse.model as sparse_model
-
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = CSVM(y, X, tpr_min=0.8, bound="binomial", max_features=2).fit(random_state=1, time_limit=60)
-    seen = []
-    real_solve = sparse_model.solve
-
-    def spy(problem, solver, options):
-        seen.append((solver, options.time_limit, options.mip_gap, options.clock))
-        return real_solve(problem, solver, options)
-
-    monkeypatch.setattr(sparse_model, "solve", spy)
+    seen = _spy_solves(monkeypatch, lambda solver, o: (solver, o.time_limit, o.mip_gap, o.clock))
     table = res.selection_stability(n_bootstrap=2, n_jobs=1, solver="scip", time_limit=17.0, mip_gap=0.01, clock="cpu")
     assert table["refits"].iloc[0] == 2
     cardinality = [entry for entry in seen if entry[0] == "scip"]
@@ -93,20 +98,20 @@ def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
 
 
 def test_bootstrap_refits_default_to_the_fits_options(monkeypatch):
-    import csvm_stats.sparse.model as sparse_model
-
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = CSVM(y, X, tpr_min=0.8, bound="binomial", penalty="l1").fit(
             random_state=1, time_limit=23.0, mip_gap=0.002, threads=1, clock="cpu")
-    seen = []
-    real_solve = sparse_model.solve
-
-    def spy(problem, solver, options):
-        seen.append((options.time_limit, options.mip_gap, options.threads, options.seed, options.clock))
-        return real_solve(problem, solver, options)
-
-    monkeypatch.setattr(sparse_model, "solve", spy)
+    seen = _spy_solves(monkeypatch, lambda solver, o: (o.time_limit, o.mip_gap, o.threads, o.seed, o.clock))
     res.selection_stability(n_bootstrap=2, n_jobs=1)
     assert seen and set(seen) == {(23.0, 0.002, 1, 1, "cpu")}
+
+
+def test_the_clock_reaches_the_grid_fits_and_the_refits(monkeypatch):
+    clocks = _spy_solves(monkeypatch, lambda solver, options: options.clock)
+    chosen = _select(*_data(), clock="cpu")
+    assert chosen.table["refits"].iloc[0] == 8
+    assert len(clocks) > 8 and set(clocks) == {"cpu"}
+    with pytest.raises(DataError, match="clock must be one of"):
+        _select(*_data(), clock="sundial")

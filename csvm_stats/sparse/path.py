@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import CSVMError, DataError
+from csvm_stats.optimization.solvers.base import CLOCKS
 
 
 @dataclass(frozen=True)
@@ -57,15 +58,19 @@ def sparsity_path(
     solver: str = "auto",
     time_limit: float = 300.0,
     mip_gap: float = 1e-4,
+    clock: str = "wall",
 ) -> SparsityPath:
     """Refit the sparse ``model`` (a :class:`~csvm_stats.models.model.CSVM`) over ``values`` of its parameter.
 
     The parameter is s (``max_features``) for a cardinality model, C for an
-    L1 model. A grid point without a solution (e.g. no s-sparse classifier
+    L1 model; ``clock`` is what ``time_limit`` counts, as in ``CSVM.fit``.
+    A grid point without a solution (e.g. no s-sparse classifier
     meets the constraints) is recorded with its error and skipped as a start.
     """
     if not model.sparse:
         raise DataError("sparsity_path needs a sparse model: CSVM(..., penalty='l1') or CSVM(..., max_features=s).")
+    if clock not in CLOCKS:  # else every grid point would record the same error
+        raise DataError(f"clock must be one of {CLOCKS}, got {clock!r}.")
     parameter = "max_features" if model.max_features is not None else "C"
     rows, fits, coefs = [], [], {}
     start = None
@@ -75,14 +80,14 @@ def sparsity_path(
             point.C = value
         else:
             point._set_sparsity(model.penalty, value, None if model.screen is None else max(model.screen, value))
-        clock = time.process_time()
+        cpu_start = time.process_time()
         try:
             res = point.fit(random_state=random_state, solver=solver, time_limit=time_limit, mip_gap=mip_gap,
-                            sparse_start=start)
+                            sparse_start=start, clock=clock)
         except CSVMError as error:
             rows.append({parameter: value, "error": f"{type(error).__name__}: {error}"})
             continue
-        cpu = time.process_time() - clock
+        cpu = time.process_time() - cpu_start
         start = (res.engine_fit.coef, res.engine_fit.intercept)
         row: dict[str, Any] = {parameter: value, "n_selected": res.n_selected, "objective": res.solver.objective,
                                "status": res.solver.status.value, "gap": res.solver.gap, "cpu_s": cpu,

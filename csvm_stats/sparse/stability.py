@@ -135,6 +135,7 @@ def stability_selection(
     n_jobs: int | None = None,
     solver: str = "auto",
     time_limit: float = 300.0,
+    clock: str = "wall",
 ) -> StabilitySelection:
     """Stability selection with the L1-norm CSVM as base procedure (module docstring).
 
@@ -143,7 +144,8 @@ def stability_selection(
     between 1 and q features, and the bootstrap refits of that fit give the
     frequencies. Only the training and anchor samples are used, so a CSVM
     refitted on the stable features with the same ``random_state`` keeps
-    valid held-out statements.
+    valid held-out statements. ``solver``, ``time_limit`` and ``clock`` (what
+    the limit counts, as in ``CSVM.fit``) hold for the grid fits and the refits.
     """
     if getattr(model, "penalty", None) != "l1" or model.max_features is not None:
         raise DataError("stability_selection takes an L1-norm CSVM as base procedure: CSVM(..., penalty='l1').")
@@ -152,7 +154,8 @@ def stability_selection(
     if not expected_false > 0:
         raise DataError(f"expected_false must be positive, got {expected_false!r}.")
     q = math.sqrt(expected_false * (2.0 * threshold - 1.0) * len(model.exog_names))
-    path = sparsity_path(model, C_values, random_state=random_state, solver=solver, time_limit=time_limit)
+    path = sparsity_path(model, C_values, random_state=random_state, solver=solver, time_limit=time_limit,
+                         clock=clock)
     kept = path.table["n_selected"] if "n_selected" in path.table else pd.Series(dtype=float)
     eligible = kept.index[(kept >= 1) & (kept <= q)]
     if eligible.empty:
