@@ -85,7 +85,7 @@ plot_selection_stability(stability, top=15, threshold=0.6, ax=ax)
 # ## Finding the genes: stability selection
 #
 # The list above answers "which 10 genes give the best CSVM?"; it is not the
-# same as "which genes carry the signal?": with 41 training tumours and 2308
+# same as "which genes carry the signal?": with 42 training tumours and 2308
 # genes, another gene often fits the sample a little better than a truly
 # informative one. To *find* genes, the toolkit's route is stability
 # selection (Meinshausen and Buhlmann 2010; `csvm_stats.sparse.stability`):
