@@ -16,7 +16,10 @@ Cases (the issue's targets):
 - Wisconsin, linear, TPR >= 0.95 (binomial margin), five splits: median
   CSVM CPU time <= 100x a scikit-learn SVC fit on I u J (C/2) of the same data;
 - memory: bnb on the linear synthetic problem at n = 5000 and 20,000 in
-  fresh processes, peak resident memory (linear in n: no n x n matrix).
+  fresh processes, peak resident memory of the fit over the resident memory
+  before it (Linux: the peak is reset after numba's compile, which would
+  otherwise be the peak); linear in n: no n x n matrix, and waiting nodes
+  keep compact index sets and a capped store of dual points.
 
 bnb's SMO node solver is compiled by numba on first use and cached on disk;
 each part compiles it once before it measures (``warm_up``), so the times are
@@ -104,10 +107,12 @@ def one_fit(X, y, I, J, *, kernel: str, count: int, solver: str, time_limit: flo
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) bnb's SMO kernels before anything is timed."""
+    """Compile (or load from numba's cache) bnb's SMO kernels before anything is timed: feature mode (linear)
+    and Gram mode (RBF at exact rank: wide feature rows)."""
     X, y = synthetic(80, seed=1)
     I, J = split(y, 1)
-    one_fit(X, y, I, J, kernel="linear", count=int((y[J] > 0).sum()) - 2, solver="bnb", time_limit=30.0)
+    for kernel in ("linear", "rbf"):
+        one_fit(X, y, I, J, kernel=kernel, count=int((y[J] > 0).sum()) - 2, solver="bnb", time_limit=30.0)
 
 
 def solvers_here() -> list[str]:
@@ -148,20 +153,28 @@ def wisconsin_rows(kernel: str, splits: int, time_limit: float) -> list[dict]:
 
 
 MEMORY_CHILD = """
-import json, resource, sys, time, warnings
+import json, sys, time, warnings
 import numpy as np
 sys.path.insert(0, {bench!r})
-from solve_time import synthetic, split, one_fit, warm_up
+from solve_time import synthetic, split, one_fit, warm_up, vm_kb
 n, limit = int(sys.argv[1]), float(sys.argv[2])
 warm_up()
 X, y = synthetic(n)
 I, J = split(y, 0)
 count = int(np.ceil(0.9 * (y[J] > 0).sum()))
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # reset the peak (VmHWM) to the current RSS: numba's compile in warm_up raised it
+base = vm_kb("VmRSS")
 row = one_fit(X, y, I, J, kernel="linear", count=count, solver="bnb", time_limit=limit)
-row.update(n=n, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, base_rss_mb=base / 1024)
+row.update(n=n, peak_rss_mb=vm_kb("VmHWM") / 1024, base_rss_mb=base / 1024)
 print(json.dumps({{k: (v if not isinstance(v, float) or np.isfinite(v) else None) for k, v in row.items()}}))
 """
+
+
+def vm_kb(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (kB): VmRSS now, VmHWM its peak (Linux)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 
 def memory_rows(sizes: list[int], time_limit: float) -> list[dict]:
@@ -257,8 +270,8 @@ def report(time_limit: float) -> str:
     lines = [
         "# CSVM solve time: bnb, SCIP and Gurobi side by side (one run)",
         "",
-        f"Time limit {time_limit:g} CPU-s for the whole fit (SolverOptions(clock='cpu'); Gurobi counts wall "
-        "time); cpu_s = CPU time of the whole fit (feature map, warm start, model, solve); svc_cpu_s = median "
+        f"Time limit {time_limit:g} CPU-s for the whole fit (SolverOptions(clock='cpu'): SCIP's CPU clock, bnb's, "
+        "Gurobi's through a callback); cpu_s = CPU time of the whole fit (feature map, warm start, model, solve); svc_cpu_s = median "
         "CPU time of a scikit-learn SVC fit on I u J (C/2); svm_solves = node QPs of bnb (the warm start adds "
         f"up to 5 SVM fits). Machine: 2 cores shared with other developers (1-minute load average {df.load.min():.1f} "
         f"to {df.load.max():.1f} before the fits), nice -n 10. "

@@ -49,7 +49,9 @@ from numba import njit
 TAU = 1e-12  # curvature floor of a pair step (libsvm's TAU)
 FAST = {"nsz", "arcp", "contract", "reassoc"}  # reassociation only: infinite boxes stay exact
 CHUNK = 20000  # SMO steps per compiled call (the caller checks time and interrupts between calls)
-SHRINK_PERIOD = 20  # SMO steps between two shrinking passes (libsvm: 1000; measured: bnb at n = 1000 proved in 7.0 CPU-s at 20, 8.6 at 50, 12.7 at 1000)
+# SMO steps between two shrinking passes (libsvm: 1000). Warm-started node solves are short, so shrinking
+# must start early: bnb proved synthetic n = 1000 in 7.0 CPU-s at 20, 8.6 at 50, 12.7 at 1000 (same conditions).
+SHRINK_PERIOD = 20
 
 
 @dataclass

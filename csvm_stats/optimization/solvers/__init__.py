@@ -75,11 +75,14 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     first there. Otherwise Gurobi when licensed for the model, HiGHS for a
     linear model, SCIP last; except for a cardinality form (perspective pairs,
     ``max_features``) that Gurobi would take by its linear outer approximation
-    (more than SIZE_LIMITED_QUADRATIC variables): there SCIP's perspective
+    (more than SIZE_LIMITED_QUADRATIC variables, or its MIQP plus one cone
+    variable per pair beyond a size-limited licence): there SCIP's perspective
     cones reached the smaller gap, or optimality sooner, on all three SRBCT
-    splits (``benchmarks/results/sparse_srbct.md``: gap 0.5% vs 15%, 11% vs 40%,
-    optimal in 9.8 vs 14.3 CPU-s), so Gurobi is not tried. Gurobi's MIQP with
-    perspective cones (models it takes whole) stays first.
+    splits (``benchmarks/results/sparse_srbct.md`` as of commit 5718cf3, 60
+    CPU-s: gap 0.5% vs 15%, 11% vs 40%, optimal in 9.8 vs 14.3 CPU-s), so
+    Gurobi is not tried. Gurobi's MIQP with perspective cones (models it takes
+    whole) stays first: it met 1% on all three splits where SCIP met it on two
+    (the current ``sparse_srbct.md``).
     """
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
@@ -87,9 +90,8 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     # such a problem goes to Gurobi only when its MIQP fits the pip licence.
     continuous_and_large = problem.binary.size == 0 and problem.n_vars > SIZE_LIMITED_QUADRATIC
     cones = 0 if problem.perspective is None else len(problem.perspective)  # Gurobi's MIQP adds a t per pair
-    cardinality_by_oa = cones > 0 and (
-        outer_approximation_first(problem) or bool(_size_limited_licence) and problem.n_vars + cones > SIZE_LIMITED_QUADRATIC
-    )
+    cones_too_many = bool(_size_limited_licence) and problem.n_vars + cones > SIZE_LIMITED_QUADRATIC
+    cardinality_by_oa = cones > 0 and (outer_approximation_first(problem) or cones_too_many)
     chain = []
     if problem.csvm is not None:
         chain.append(("bnb", "exact primal CSVM: our branch-and-bound, the fastest measured"))
