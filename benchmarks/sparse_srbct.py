@@ -16,7 +16,7 @@ seeds 0..S-1. Per seed:
   which); target: within 1% gap in 60 s.
 
 The time limit is ``--limit`` CPU seconds per solve (``clock="cpu"``: SCIP's
-CPU clock, Gurobi through a callback; HiGHS counts wall time), so the runs
+CPU clock, Gurobi and HiGHS through callbacks), so the runs
 are comparable on a loaded machine. Reported: status, gap, the final solve's
 CPU seconds (the solver record) and the whole fit's CPU seconds
 (``time.process_time`` around ranking, warm starts and solve), measured side
