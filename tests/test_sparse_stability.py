@@ -85,6 +85,19 @@ def test_bad_arguments_are_refused_with_the_fix():
         _select(X, y, expected_false=0.1)
 
 
+def test_a_grid_where_every_fit_fails_names_the_fits_error(monkeypatch):
+    import csvm_stats.sparse.model as sparse_model
+    from csvm_stats.exceptions import InfeasibleConstraintsError
+
+    def infeasible(problem, solver, options):
+        raise InfeasibleConstraintsError("no classifier meets TPR >= 0.8 on the anchor sample")
+
+    monkeypatch.setattr(sparse_model, "solve", infeasible)
+    with pytest.raises(DataError, match=r"no fit of the C grid succeeded \(first error: InfeasibleConstraintsError: "
+                                        "no classifier meets"):
+        _select(*_data())
+
+
 def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
     X, y = _data()
     with warnings.catch_warnings():

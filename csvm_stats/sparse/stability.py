@@ -156,7 +156,12 @@ def stability_selection(
     q = math.sqrt(expected_false * (2.0 * threshold - 1.0) * len(model.exog_names))
     path = sparsity_path(model, C_values, random_state=random_state, solver=solver, time_limit=time_limit,
                          clock=clock)
-    kept = path.table["n_selected"] if "n_selected" in path.table else pd.Series(dtype=float)
+    if "n_selected" not in path.table:  # no grid value gave a fit: say why, not "no C keeps 1 to q"
+        raise DataError(
+            f"no fit of the C grid succeeded (first error: {path.table['error'].iloc[0]}); fix that fit first "
+            "(path.table of sparsity_path lists every grid value's error)."
+        )
+    kept = path.table["n_selected"]
     eligible = kept.index[(kept >= 1) & (kept <= q)]
     if eligible.empty:
         raise DataError(
