@@ -32,7 +32,6 @@ from csvm_stats.interfaces.r_values import (
 )
 
 
-
 def fit_multiclass(
     x: Any,
     column_names: Sequence[str] | str,

@@ -29,7 +29,7 @@ import numpy as np
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.optimization.problem import (
-    RATE_KINDS, RATE_NAMES, CSVMProblem, build_primal, constrained_anchor_points, rate_requirements,
+    RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points, rate_requirements,
 )
 from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, Status, solve
 from csvm_stats.optimization.warmstart import WarmStart, gram_matrix, shifted_intercept_start, svm_reference
@@ -225,9 +225,7 @@ def fit_csvm(
     if kern.is_linear and fmap.reference is not None:  # back from the factorised map to the columns
         coef = fmap.reference.T @ fmap.expansion_coefficients(coef)
         fmap = linear_map(X_i.shape[1], fmap.rank, fmap.numerical_rank)
-    # z: the model's indicators; an anchor point outside the model counts as 1 where it meets its margin
-    z = (y_j * (phi_j @ x[blocks["w"]] + b) >= 1.0 - 1e-9).astype(float)
-    z[kept] = np.round(x[blocks["z"]])
+    z = anchor_indicators(y_j * (phi_j @ x[blocks["w"]] + b), kept, x[blocks["z"]])
     return CSVMFit(
         coef=coef,
         intercept=b,

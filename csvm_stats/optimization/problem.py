@@ -177,6 +177,15 @@ def constrained_anchor_points(requirements: list[RateRequirement], n_anchor: int
     return np.unique(np.concatenate([req.members for req in requirements])).astype(int)
 
 
+def anchor_indicators(margins: np.ndarray, kept: np.ndarray, z_model: np.ndarray) -> np.ndarray:
+    """z for every anchor point from a solution of the model that kept only ``kept``
+    (:func:`constrained_anchor_points`): the model's rounded z there, and elsewhere 1 where the
+    point meets its margin (``margins`` = :math:`y_j f(x_j) \ge 1`, to 1e-9), else 0."""
+    z = (margins >= 1.0 - 1e-9).astype(float)
+    z[kept] = np.round(z_model)
+    return z
+
+
 def _count_rows(requirements: list[RateRequirement], z_start: int, n: int) -> sp.csr_matrix:
     """One row per requirement: the sum of its members' z."""
     rows = sp.lil_matrix((len(requirements), n))

@@ -50,6 +50,7 @@ from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolut
 from csvm_stats.optimization.kernels import linear_map
 from csvm_stats.optimization.problem import (
     CSVMProblem,
+    anchor_indicators,
     build_l1_primal,
     build_primal,
     constrained_anchor_points,
@@ -323,8 +324,7 @@ def fit_cardinality_csvm(
     x, blocks = solution.x, problem.miqp.blocks
     w = np.where(x[blocks["v"]] > 0.5, x[blocks["w"]], 0.0)
     intercept = float(x[blocks["b"]][0])
-    z = (y_anchor * (Xc_j @ w + intercept) >= 1.0 - 1e-9).astype(float)  # outside the model: met margin
-    z[kept] = np.round(x[blocks["z"]])
+    z = anchor_indicators(y_anchor * (Xc_j @ w + intercept), kept, x[blocks["z"]])
     coef = np.zeros(p)
     coef[candidates] = w
     return SparseFit(

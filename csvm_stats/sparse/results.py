@@ -114,7 +114,7 @@ class SparseCSVMResults(CSVMResults):
         """The fit's solver options (:attr:`fit_options`), with the ``given`` ones that are not ``None``."""
         own = self.fit_options
         options = {"time_limit": own["time_limit"], "mip_gap": own["mip_gap"], "threads": own["threads"],
-                   "seed": own["random_state"], "clock": own.get("clock", "wall")}
+                   "seed": own["random_state"], "clock": own["clock"]}
         return SolverOptions(**{**options, **{key: value for key, value in given.items() if value is not None}})
 
     def summary(self, *, timing: bool = True) -> Summary:

@@ -46,7 +46,8 @@ forced and dropped anchor indices) and a reference to its parent's dual
 point (nonzero rows and values; the forced children of one dive share it).
 The dual points stored for waiting nodes hold at most DUAL_BUDGET_PER_ROW
 entries per row of the stacked sample in all; beyond that budget a child is
-warm-started from the root's dual point instead (feasible for every node, as
+warm-started from the point its parent started from (already stored: the
+nearest stored ancestor's) or else the root's (feasible for every node, as
 every node forces a superset of the root's points), which costs SMO steps,
 never correctness.
 """
