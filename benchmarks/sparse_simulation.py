@@ -32,7 +32,7 @@ picks from ``CV_GRID`` by 5-fold CV on I and J (accuracy);
 (:func:`csvm_stats.sparse.stability.stability_selection` with the L2 CSVM as
 base procedure: the top q = floor(sqrt((2 pi - 1) p)) = 14 columns by |w_f| on
 each of 2 x ``--pairs`` (default 50) class-stratified half-samples of I and J,
-threshold pi = 0.6); ``stab_l1``: the same with the L1-norm CSVM base (the
+threshold pi = 0.6, ``--threshold``); ``stab_l1``: the same with the L1-norm CSVM base (the
 largest C of ``STAB_GRID`` whose fit on I and J keeps 1 to q features). Both
 select the stable set, then refit the L2 CSVM on the stable columns with the
 same split for the held-out statement, and record the smallest frequency of a
@@ -68,7 +68,7 @@ ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}, "l1cv"
           "stab": {"penalty": "l2"}, "stab_l1": {"penalty": "l1"}}
 STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab_l1's C grid (ratio 1.26: the L1 fit jumps from 0 features)
 CV_GRID = [0.01, 0.03, 0.1, 0.3]  # l1cv's C grid
-THRESHOLD = 0.6  # stab's frequency threshold pi
+THRESHOLD = 0.6  # stab's default frequency threshold pi (--threshold)
 TIME_LIMIT = 60.0  # CPU seconds per solve
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -97,16 +97,16 @@ def _selection(selected: set[int]) -> dict:
             "false_selected": len(selected - truth)}
 
 
-def stability_repetition(seed: int, route: str, distance: float, n_pairs: int) -> dict:
+def stability_repetition(seed: int, route: str, distance: float, n_pairs: int, threshold: float) -> dict:
     """``stab`` / ``stab_l1``: the stable set by stability selection, then the L2 CSVM on it (same split)."""
     population, X, y = draw(seed, distance)
-    head = {"route": route, "C": np.nan, "pairs": n_pairs, "distance": distance, "seed": seed}
+    head = {"route": route, "C": np.nan, "pairs": n_pairs, "threshold": threshold, "distance": distance, "seed": seed}
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             chosen = stability_selection(_model(y, X, **ROUTES[route]), STAB_GRID if route == "stab_l1" else None,
-                                         threshold=THRESHOLD, n_pairs=n_pairs, random_state=seed,
+                                         threshold=threshold, n_pairs=n_pairs, random_state=seed,
                                          time_limit=TIME_LIMIT, clock="cpu")
         except DataError as error:  # no grid value keeps 1..q features: nothing is selected
             return {**head, "C_chosen": np.nan, **_selection(set()), "cpu_s": time.process_time() - start,
@@ -163,7 +163,9 @@ def repetition(seed: int, route: str, distance: float, C: float | None = None) -
 
 
 def report(frame: pd.DataFrame) -> str:
-    keys = ["route", "C", "distance"]
+    keys = ["route", "C", "threshold", "distance"]
+    pi = frame["threshold"] if "threshold" in frame else pd.Series(np.nan, index=frame.index)
+    frame = frame.assign(threshold=pi.astype(object).where(pi.notna(), "-"))  # only the stab routes have one
     frame = frame.assign(C=frame["C"].astype(object).where(frame["C"].notna(), "chosen"))
     if "C_chosen" not in frame:
         frame = frame.assign(C_chosen=frame["C"])
@@ -200,7 +202,8 @@ def report(frame: pd.DataFrame) -> str:
         "recoveries and of repetitions keeping all 5; "
         f"C 'chosen': l1cv (5-fold CV on I and J over C in {CV_GRID}); stab and stab_l1: complementary-pairs "
         "stability selection (2 x pairs class-stratified half-samples of I and J, each half fit keeps its top "
-        f"q = floor(sqrt((2 pi - 1) p)) = 14 columns by |w|, threshold pi = {THRESHOLD}) with the L2 CSVM base at "
+        "q = floor(sqrt((2 pi - 1) p)) columns by |w| (14 at the default threshold pi = 0.6, 22 at 0.75, 28 at 0.9)) "
+        "with the L2 CSVM base at "
         f"C = 1 (stab) or the L1-norm CSVM base at the largest C of {STAB_GRID} whose fit on I and J keeps 1 to q "
         "features (stab_l1), then the L2 CSVM on the stable set; median_C is the median chosen C; "
         "min_true_freq / max_noise_freq: the smallest frequency of a true column and the largest of a noise "
@@ -218,6 +221,7 @@ def main() -> None:
     parser.add_argument("--distances", nargs="+", type=float, default=[4.0])
     parser.add_argument("--card-C", nargs="+", type=float, default=[1.0, 0.1])
     parser.add_argument("--pairs", type=int, default=50, help="complementary pairs of stab and stab_l1")
+    parser.add_argument("--threshold", type=float, default=THRESHOLD, help="frequency threshold pi of stab and stab_l1")
     parser.add_argument("--out", default="sparse_simulation", help="file stem in benchmarks/results")
     parser.add_argument("--report-only", action="store_true", help="rewrite the .md from the committed .csv")
     args = parser.parse_args()
@@ -233,7 +237,7 @@ def main() -> None:
         for seed in range(args.first_seed, args.first_seed + args.reps):  # both routes and every C on the same data, side by side
             for route in args.routes:
                 for C in args.card_C if route == "card" else [None]:
-                    rows.append(stability_repetition(seed, route, distance, args.pairs) if route.startswith("stab")
+                    rows.append(stability_repetition(seed, route, distance, args.pairs, args.threshold) if route.startswith("stab")
                                 else repetition(seed, route, distance, C))
                     frame = pd.DataFrame(rows)
                     frame.to_csv(csv, index=False)
