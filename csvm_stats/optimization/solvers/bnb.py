@@ -57,6 +57,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -199,9 +203,16 @@ class _Search:
         self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
+        self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
 
     def elapsed(self) -> float:
-        """Seconds on the clock that the time limit counts (wall or this process's CPU)."""
+        """Seconds on the clock that the time limit counts (wall or this process's CPU).
+
+        Every loop of the search reads it, so it is also where Ctrl-C surfaces: it raises
+        ``KeyboardInterrupt`` once :func:`_sigint_sets_flag` has set ``interrupted``.
+        """
+        if self.interrupted:
+            raise KeyboardInterrupt
         return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
 
     # ---------------------------------------------------------------- bounds
@@ -452,6 +463,29 @@ class _Search:
                                    self.store.keep(parent.packed, origin)))
 
 
+@contextmanager
+def _sigint_sets_flag(search: _Search) -> Iterator[None]:
+    """While the search runs (in the main thread), Ctrl-C only sets ``search.interrupted``; the
+    search raises ``KeyboardInterrupt`` at its next clock read (:meth:`_Search.elapsed`).
+
+    A ``KeyboardInterrupt`` raised by Python's own handler lands wherever the interpreter is,
+    and was once seen lost (the interrupt test's child ran to its end with no error: the
+    search spends most of its time in and around numba-compiled calls).
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # no Python-level handler can be installed (or restored) here
+        return
+
+    def flag(signum, frame) -> None:
+        search.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, flag)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class BnbBackend:
     """Branch-and-bound over the anchor binaries (module docstring); exact primal CSVMs only."""
 
@@ -474,7 +508,8 @@ class BnbBackend:
         watch = Stopwatch()
         search = _Search(problem.csvm, problem, options, watch)
         try:
-            status = search.run()
+            with _sigint_sets_flag(search):
+                status = search.run()
         except KeyboardInterrupt:
             status = Status.INTERRUPTED
         x = None if search.best is None else self._vector(problem, search.best)
