@@ -259,6 +259,60 @@ def _gram_gradient(gram, y, alpha, active):
     return grad
 
 
+@njit(cache=True, fastmath=FAST)
+def _summary(phi, y, upper, alpha, active):
+    """``(w, b, 2 g(alpha))`` of a dual point on the active rows, in two passes over them.
+
+    The bound is read without the rounding drift of ``sum y alpha``: the
+    alphas of the heavier class are scaled down (which stays in the box; for
+    the bound only, so that alphas at their box limits stay there for SMO).
+    The intercept is the mean of ``y_t - w'phi_t`` over the free rows (0 <
+    alpha_t < U_t), else the midpoint of the KKT interval that the rows at
+    their box limits leave.
+    """
+    d = phi.shape[1]
+    w_pos, w_neg = np.zeros(d), np.zeros(d)
+    sum_pos, sum_neg = 0.0, 0.0
+    for t in active:
+        a = alpha[t]
+        if a > 0.0:
+            if y[t] > 0:
+                sum_pos += a
+                for k in range(d):
+                    w_pos[k] += a * phi[t, k]
+            else:
+                sum_neg += a
+                for k in range(d):
+                    w_neg[k] -= a * phi[t, k]
+    f_pos = sum_neg / sum_pos if sum_pos > sum_neg else 1.0
+    f_neg = sum_pos / sum_neg if sum_neg > sum_pos else 1.0
+    w = w_pos + w_neg
+    wb = f_pos * w_pos + f_neg * w_neg
+    bound = 2.0 * (f_pos * sum_pos + f_neg * sum_neg - 0.5 * (wb @ wb))
+    free_sum, n_free = 0.0, 0
+    hi, lo = -np.inf, np.inf
+    for t in active:
+        s = 0.0
+        for k in range(d):
+            s += phi[t, k] * w[k]
+        kkt = y[t] - s
+        a = alpha[t]
+        if 0.0 < a < upper[t]:
+            free_sum += kkt
+            n_free += 1
+        if (y[t] > 0 and a < upper[t]) or (y[t] < 0 and a > 0.0):
+            hi = max(hi, kkt)
+        if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < upper[t]):
+            lo = min(lo, kkt)
+    if n_free > 0:
+        b = free_sum / n_free
+    elif np.isfinite(hi) and np.isfinite(lo):
+        b = 0.5 * (hi + lo)
+    else:
+        b = hi if np.isfinite(hi) else lo
+    return w, b, bound
+
+
 class SVMDual:
     """SMO on subsets ("active rows") of one stacked sample, warm-started from any feasible alpha.
 
@@ -294,37 +348,7 @@ class SVMDual:
                                    stop_value)
         return self._read(alpha, active, steps, gap <= tol)
 
-    def _balanced(self, alpha: np.ndarray, active: np.ndarray) -> np.ndarray:
-        """``alpha`` on the active rows without the rounding drift of ``sum y alpha``.
-
-        The heavier class is scaled down (which stays in the box); used for the
-        bound only, so that the alphas at their box limits stay there for SMO.
-        """
-        a, y = alpha[active].copy(), self.y[active]
-        pos, neg = a[y > 0].sum(), a[y < 0].sum()
-        if pos > neg:
-            a[y > 0] *= neg / pos
-        elif neg > pos:
-            a[y < 0] *= pos / neg
-        return a
-
     def _read(self, alpha: np.ndarray, active: np.ndarray, steps: int, converged: bool) -> DualSolution:
-        """Bound ``2 g(alpha)``, primal w and the KKT intercept."""
-        a, y = alpha[active], self.y[active]
-        support = a > 0
-        w = (a[support] * y[support]) @ self.phi[active[support]]
-        scores = self.phi[active] @ w
-        balanced = self._balanced(alpha, active)
-        w_balanced = (balanced * y) @ self.phi[active]
-        bound = 2.0 * (float(balanced.sum()) - 0.5 * float(w_balanced @ w_balanced))
-        upper = self.upper[active]
-        free = support & (a < upper)
-        if free.any():
-            b = float(np.mean(y[free] - scores[free]))
-        else:  # b lies between the KKT bounds y_t - w'phi_t of the rows at their box limits
-            kkt = y - scores
-            up = ((y > 0) & (a < upper)) | ((y < 0) & (a > 0))
-            low = ((y > 0) & (a > 0)) | ((y < 0) & (a < upper))
-            hi, lo = kkt[up].max(initial=-math.inf), kkt[low].min(initial=math.inf)
-            b = 0.5 * (hi + lo) if math.isfinite(hi) and math.isfinite(lo) else (hi if math.isfinite(hi) else lo)
-        return DualSolution(alpha, w, float(b), bound, converged, steps)
+        """Bound ``2 g(alpha)``, primal w and the KKT intercept (:func:`_summary`)."""
+        w, b, bound = _summary(self.phi, self.y, self.upper, alpha, active)
+        return DualSolution(alpha, w, b, bound, converged, steps)

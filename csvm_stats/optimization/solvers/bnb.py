@@ -57,10 +57,15 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+from numba import njit
 from scipy.optimize import linprog
 
 from csvm_stats.exceptions import SolverError
@@ -143,6 +148,36 @@ class _DualStore:
             self.used -= point[0].size
 
 
+@njit(cache=True)
+def _scan_requirement(members, forced, dropped, cost, count, margins, met_level):
+    """One requirement at a node: ``(need, n_free, kth, n_met, worst)``.
+
+    need = count minus its forced members; n_free = its members neither forced
+    nor dropped; kth = the need-th smallest cost over them (``-inf`` when need
+    <= 0, ``inf`` when need > n_free); n_met = free members with margin >=
+    met_level; worst = the free member of least margin below it (-1: none).
+    """
+    need, n_free, n_met, worst = count, 0, 0, -1
+    costs = np.empty(members.shape[0])
+    for j in members:
+        if forced[j]:
+            need -= 1
+        elif not dropped[j]:
+            costs[n_free] = cost[j]
+            n_free += 1
+            if margins[j] >= met_level:
+                n_met += 1
+            elif worst < 0 or margins[j] < margins[worst]:
+                worst = j
+    if need <= 0:
+        kth = -np.inf
+    elif need > n_free:
+        kth = np.inf
+    else:
+        kth = np.partition(costs[:n_free], need - 1)[need - 1]
+    return need, n_free, kth, n_met, worst
+
+
 class _Search:
     """One branch-and-bound run on the data of an exact CSVM."""
 
@@ -165,12 +200,19 @@ class _Search:
         self.unresolved = False
         self.open_min = -math.inf  # least bound of an open node (nothing is proven before the root)
         self.counter = itertools.count()
-        self.members = [req.members for req in data.requirements]
+        self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
+        self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
 
     def elapsed(self) -> float:
-        """Seconds on the clock that the time limit counts (wall or this process's CPU)."""
+        """Seconds on the clock that the time limit counts (wall or this process's CPU).
+
+        Every loop of the search reads it, so it is also where Ctrl-C surfaces: it raises
+        ``KeyboardInterrupt`` once :func:`_sigint_sets_flag` has set ``interrupted``.
+        """
+        if self.interrupted:
+            raise KeyboardInterrupt
         return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
 
     # ---------------------------------------------------------------- bounds
@@ -294,7 +336,8 @@ class _Search:
         relaxation = self.relax(forced, self.root_start if node.start is None else node.start, self.prune_level())
         self.nodes += 1
         if relaxation is not None:
-            self.shift(relaxation.w)
+            if relaxation.dual < self.prune_level():  # a pruned node's direction was measured not to pay
+                self.shift(relaxation.w)
             self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
     def lower_bound(self) -> float:
@@ -324,17 +367,26 @@ class _Search:
                     self.shift(relaxation.w)
 
     def _count_bound(self, forced: np.ndarray, dropped: np.ndarray) -> float:
-        """The single-cost bound of a node: every forced point's cost, and for each requirement that
-        still needs r of its free points, the r-th smallest of their costs (``inf``: it cannot be met)."""
+        """The single-cost bound of a node (:meth:`_scan`)."""
+        return self._scan(forced, dropped)[0]
+
+    def _scan(self, forced: np.ndarray, dropped: np.ndarray, margins: np.ndarray | None = None,
+              met_level: float = math.inf) -> tuple[float, list[tuple[int, int, float, int, int]]]:
+        """The single-cost bound of a node and :func:`_scan_requirement` of each requirement.
+
+        The bound is every forced point's cost, and for each requirement that still needs r of
+        its free points, the r-th smallest of their costs (``inf``: it cannot be met). Without
+        ``margins`` no free point counts as met.
+        """
+        margins = self.cost if margins is None else margins
+        rows = [_scan_requirement(members, forced, dropped, self.cost, count, margins, met_level)
+                for members, count in zip(self.members, self.counts)]
         bound = float(self.cost[forced].max(initial=-math.inf))
-        for members, count in zip(self.members, self.counts):
-            free = members[~forced[members] & ~dropped[members]]
-            need = count - int(forced[members].sum())
-            if need > free.size:
-                return math.inf
-            if need > 0:
-                bound = max(bound, float(np.partition(self.cost[free], need - 1)[need - 1]))
-        return bound
+        for need, n_free, kth, _, _ in rows:
+            if need > n_free:
+                return math.inf, rows
+            bound = max(bound, kth)
+        return bound, rows
 
     def _process(self, forced: np.ndarray, dropped: np.ndarray, bound: float, relaxation: _Relaxation,
                  heap: list[_Node], origin: _Packed | None = None) -> None:
@@ -347,24 +399,22 @@ class _Search:
         while True:
             level = self.prune_level()
             dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
-            bound = max(bound, self._count_bound(forced, dropped))
+            count_bound, rows = self._scan(forced, dropped, margins, 1.0 - FORCED_TOL_FACTOR * relaxation.tol)
+            bound = max(bound, count_bound)
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
-            deficits, force_all = [], np.zeros_like(forced)
-            met_level = 1.0 - FORCED_TOL_FACTOR * relaxation.tol
-            for members, count in zip(self.members, self.counts):
-                free = members[~forced[members] & ~dropped[members]]
-                need = count - int(forced[members].sum())
-                if need > 0 and need == free.size:
-                    force_all[free] = True
-                met = int((margins[free] >= met_level).sum())
-                if need > met:
-                    deficits.append((need - met, free[margins[free] < met_level]))
+            force_all = np.zeros_like(forced)
+            deficit, j = 0, -1  # the largest deficit of met free points and its worst free point
+            for members, (need, n_free, _, n_met, worst) in zip(self.members, rows):
+                if need > 0 and need == n_free:
+                    force_all[members[~forced[members] & ~dropped[members]]] = True
+                if need - n_met > deficit:
+                    deficit, j = need - n_met, worst
             if force_all.any():
                 self._push(heap, bound, forced | force_all, dropped, relaxation, origin)
                 return
-            if not deficits and relaxation.tol > self.tol:  # a leaf: solve it to the tight tolerance
+            if deficit == 0 and relaxation.tol > self.tol:  # a leaf: solve it to the tight tolerance
                 relaxation = self.relax(forced, relaxation.packed, level, self.tol)
                 if relaxation is None:
                     return
@@ -372,7 +422,7 @@ class _Search:
                 margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
                 self.shift(relaxation.w)
                 continue
-            if not deficits:  # the relaxation's solution is feasible up to the dual solver's tolerance:
+            if deficit == 0:  # the relaxation's solution is feasible up to the dual solver's tolerance:
                 # scaling (w, b) by 1 / (least counted margin) makes it exact
                 counted = forced | (~dropped & (margins >= 1.0 - self.forced_tol))
                 least = float(margins[counted].min(initial=1.0))
@@ -391,8 +441,6 @@ class _Search:
                 if wide or not relaxation.met or self.best is None:
                     self.unresolved = True
                 return
-            candidates = max(deficits, key=lambda d: d[0])[1]
-            j = int(candidates[np.argmin(margins[candidates])])
             child = forced.copy()
             child[j] = True
             self._push(heap, bound, child, dropped.copy(), relaxation, origin)
@@ -413,6 +461,29 @@ class _Search:
         extra_dropped = np.flatnonzero(dropped & ~self.dropped0).astype(np.int32)
         heapq.heappush(heap, _Node(bound, next(self.counter), extra_forced, extra_dropped,
                                    self.store.keep(parent.packed, origin)))
+
+
+@contextmanager
+def _sigint_sets_flag(search: _Search) -> Iterator[None]:
+    """While the search runs (in the main thread), Ctrl-C only sets ``search.interrupted``; the
+    search raises ``KeyboardInterrupt`` at its next clock read (:meth:`_Search.elapsed`).
+
+    A ``KeyboardInterrupt`` raised by Python's own handler lands wherever the interpreter is,
+    and was once seen lost (the interrupt test's child ran to its end with no error: the
+    search spends most of its time in and around numba-compiled calls).
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # no Python-level handler can be installed (or restored) here
+        return
+
+    def flag(signum, frame) -> None:
+        search.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, flag)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class BnbBackend:
@@ -437,7 +508,8 @@ class BnbBackend:
         watch = Stopwatch()
         search = _Search(problem.csvm, problem, options, watch)
         try:
-            status = search.run()
+            with _sigint_sets_flag(search):
+                status = search.run()
         except KeyboardInterrupt:
             status = Status.INTERRUPTED
         x = None if search.best is None else self._vector(problem, search.best)
