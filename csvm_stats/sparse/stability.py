@@ -295,7 +295,9 @@ def stability_selection(
     settings = SolverOptions(time_limit=time_limit, clock=clock)
     if model.penalty == "l1":
         if C_values is None:
-            raise DataError("the L1 base needs C_values, the grid its C is chosen from (e.g. np.geomspace(0.01, 1, 11)).")
+            raise DataError(
+                "the L1 base needs C_values, the grid its C is chosen from (e.g. np.geomspace(0.01, 1, 11))."
+            )
         fit, path = _l1_fit(model, C_values, q, options)
         base = partial(fit_sparse_csvm, penalty="l1", C=fit.engine_fit.C, big_m=model.big_m, solver=solver,
                        options=settings)
