@@ -28,12 +28,16 @@ default screening, 60 s CPU-time limit per solve (``clock="cpu"``), 1% gap)
 at each C of ``--card-C`` (default 1 and 0.1, side by side on the same data);
 ``l1cv``: the L1 route at the C that :func:`csvm_stats.models.tuning.choose_sparsity`
 picks from ``CV_GRID`` by 5-fold CV on I and J (accuracy);
-``stab``: stability selection (:func:`csvm_stats.sparse.stability.stability_selection`:
-the L1 route at the largest C of ``STAB_GRID`` keeping at most
-q = sqrt((2 pi - 1) p) features, ``--bootstrap`` refits, threshold pi = 0.6),
-the selection being the stable set, then the L2 CSVM refitted on the stable
-columns with the same split for the held-out statement. The CPU time of
-``l1cv`` and ``stab`` includes the choice of C and the refits.
+``stab``: complementary-pairs stability selection at the documented defaults
+(:func:`csvm_stats.sparse.stability.stability_selection` with the L2 CSVM as
+base procedure: the top q = floor(sqrt((2 pi - 1) p)) = 14 columns by |w_f| on
+each of 2 x ``--pairs`` (default 50) class-stratified half-samples of I and J,
+threshold pi = 0.6, ``--threshold``); ``stab_l1``: the same with the L1-norm CSVM base (the
+largest C of ``STAB_GRID`` whose fit on I and J keeps 1 to q features). Both
+select the stable set, then refit the L2 CSVM on the stable columns with the
+same split for the held-out statement, and record the smallest frequency of a
+true column and the largest of a noise column. The CPU time of
+``l1cv``, ``stab`` and ``stab_l1`` includes the choice of C and every refit.
 Run with ``nice -n 10 python benchmarks/sparse_simulation.py --reps 25``;
 results go to ``benchmarks/results/sparse_simulation.{csv,md}``.
 """
@@ -61,10 +65,10 @@ from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table wi
 
 N, DIM, K, P0, ALPHA = 200, 1000, 5, 0.8, 0.05
 ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}, "l1cv": {"penalty": "l1"},
-          "stab": {"penalty": "l1"}}
-STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab's C grid (ratio 1.26: the L1 fit jumps from 0 features)
+          "stab": {"penalty": "l2"}, "stab_l1": {"penalty": "l1"}}
+STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab_l1's C grid (ratio 1.26: the L1 fit jumps from 0 features)
 CV_GRID = [0.01, 0.03, 0.1, 0.3]  # l1cv's C grid
-THRESHOLD = 0.6  # stab's frequency threshold pi
+THRESHOLD = 0.6  # stab's default frequency threshold pi (--threshold)
 TIME_LIMIT = 60.0  # CPU seconds per solve
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -93,29 +97,32 @@ def _selection(selected: set[int]) -> dict:
             "false_selected": len(selected - truth)}
 
 
-def stability_repetition(seed: int, distance: float, n_bootstrap: int) -> dict:
-    """The ``stab`` route: stable set by stability selection, then the L2 CSVM on it (same split)."""
+def stability_repetition(seed: int, route: str, distance: float, n_pairs: int, threshold: float) -> dict:
+    """``stab`` / ``stab_l1``: the stable set by stability selection, then the L2 CSVM on it (same split)."""
     population, X, y = draw(seed, distance)
+    head = {"route": route, "C": np.nan, "pairs": n_pairs, "threshold": threshold, "distance": distance, "seed": seed}
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            chosen = stability_selection(_model(y, X, penalty="l1"), STAB_GRID, threshold=THRESHOLD,
-                                         n_bootstrap=n_bootstrap, random_state=seed, time_limit=TIME_LIMIT)
+            chosen = stability_selection(_model(y, X, **ROUTES[route]), STAB_GRID if route == "stab_l1" else None,
+                                         threshold=threshold, n_pairs=n_pairs, random_state=seed,
+                                         time_limit=TIME_LIMIT, clock="cpu")
         except DataError as error:  # no grid value keeps 1..q features: nothing is selected
-            return {"route": "stab", "C": np.nan, "C_chosen": np.nan, "bootstrap": n_bootstrap, "distance": distance,
-                    "seed": seed, **_selection(set()), "cpu_s": time.process_time() - start, "true_tpr": np.nan,
-                    "lower": np.nan, "fails": False, "status": f"no C: {error}"}
-        names = chosen.path.results[0].model.exog_names
+            return {**head, "C_chosen": np.nan, **_selection(set()), "cpu_s": time.process_time() - start,
+                    "true_tpr": np.nan, "lower": np.nan, "fails": False, "status": f"no C: {error}"}
+        names = list(chosen.fit.model.exog_names)
         columns = np.array(sorted(names.index(f) for f in chosen.selected), dtype=int)
         res = None if columns.size == 0 else _model(y, X[:, columns]).fit(
             random_state=seed, time_limit=TIME_LIMIT, clock="cpu")
     cpu = time.process_time() - start
-    row = {"route": "stab", "C": np.nan, "C_chosen": chosen.C, "q": chosen.q, "bootstrap": n_bootstrap,
-           "distance": distance, "seed": seed, **_selection(set(columns.tolist())), "cpu_s": cpu}
+    frequency = chosen.table["frequency"].reindex(names).to_numpy()
+    row = {**head, "C_chosen": chosen.C, "q": chosen.q, "error_bound": chosen.error_bound,
+           **_selection(set(columns.tolist())), "min_true_freq": frequency[:K].min(),
+           "max_noise_freq": frequency[K:].max(), "failed_fits": int(chosen.table["failed"].iloc[0]), "cpu_s": cpu}
     if res is None:
         return {**row, "true_tpr": np.nan, "lower": np.nan, "fails": False, "status": "no stable feature"}
-    assert np.array_equal(res.split.holdout, chosen.path.results[0].split.holdout)  # the same H
+    assert np.array_equal(res.split.holdout, chosen.fit.split.holdout)  # the same H
     return {**row, **_statement(population, res, columns), "status": res.solver.status.value,
             "gap": res.solver.gap, "proven": res.solver.gap <= 1e-2, "backend": res.solver.backend}
 
@@ -156,12 +163,15 @@ def repetition(seed: int, route: str, distance: float, C: float | None = None) -
 
 
 def report(frame: pd.DataFrame) -> str:
-    keys = ["route", "C", "distance"]
+    keys = ["route", "C", "threshold", "distance"]
+    pi = frame["threshold"] if "threshold" in frame else pd.Series(np.nan, index=frame.index)
+    frame = frame.assign(threshold=pi.astype(object).where(pi.notna(), "-"))  # only the stab routes have one
     frame = frame.assign(C=frame["C"].astype(object).where(frame["C"].notna(), "chosen"))
     if "C_chosen" not in frame:
         frame = frame.assign(C_chosen=frame["C"])
     if "truth_beaten" not in frame:
         frame = frame.assign(truth_beaten=np.nan, proven=frame["gap"] <= 1e-2)
+    frame = frame.assign(**{c: np.nan for c in ("min_true_freq", "max_noise_freq") if c not in frame})
     groups = frame.groupby(keys, sort=False)
     limit = {key: int(binom.ppf(0.99, n, ALPHA)) for key, n in groups.size().items()}
     table = groups.agg(
@@ -170,10 +180,13 @@ def report(frame: pd.DataFrame) -> str:
         fails=("fails", "sum"), median_true_tpr=("true_tpr", "median"), median_lower=("lower", "median"),
         median_cpu_s=("cpu_s", "median"), max_cpu_s=("cpu_s", "max"), proven=("proven", "mean"),
         max_gap=("gap", "max"), truth_beaten=("truth_beaten", "sum"),
+        min_true_freq=("min_true_freq", "min"), max_noise_freq=("max_noise_freq", "max"),
     )
     table["fail_limit_99"] = [limit[key] for key in table.index]
-    exact = groups["exact"].sum()
-    table["exact_lower95"] = [clopper_pearson_lower(int(exact[key]), int(n), 0.05) for key, n in table["reps"].items()]
+    for share in ("exact", "all_true"):
+        hits = groups[share].sum()
+        table[f"{share}_lower95"] = [clopper_pearson_lower(int(hits[key]), int(n), 0.05)
+                                     for key, n in table["reps"].items()]
     lines = [
         "# Sparse CSVM simulation", "",
         f"n = {N}, {DIM} columns of which {K} informative, tpr_min = {P0}, alpha = {ALPHA}, bound = binomial; "
@@ -185,10 +198,16 @@ def report(frame: pd.DataFrame) -> str:
         "alpha of reps; fail_limit_99 is the one-sided 99% binomial acceptance limit); proven: share of solves "
         "that closed the 1% gap; truth_beaten: repetitions whose selection has a lower objective than the "
         "true support's optimum (the truth is not the optimum at this C: no solver can recover it); "
-        "exact_lower95: one-sided 95% Clopper-Pearson lower bound on the share of exact recoveries; "
-        f"C 'chosen': l1cv (5-fold CV on I and J over C in {CV_GRID}) and stab (stability selection: the "
-        f"largest C of {STAB_GRID} keeping 1 to q = sqrt((2 pi - 1) p) features, threshold pi = {THRESHOLD}, "
-        "then the L2 CSVM on the stable set; median_C is the median chosen C).", "",
+        "exact_lower95, all_true_lower95: one-sided 95% Clopper-Pearson lower bounds on the shares of exact "
+        "recoveries and of repetitions keeping all 5; "
+        f"C 'chosen': l1cv (5-fold CV on I and J over C in {CV_GRID}); stab and stab_l1: complementary-pairs "
+        "stability selection (2 x pairs class-stratified half-samples of I and J, each half fit keeps its top "
+        "q = floor(sqrt((2 pi - 1) p)) columns by |w| (14 at the default threshold pi = 0.6, 22 at 0.75, 28 at 0.9)) "
+        "with the L2 CSVM base at "
+        f"C = 1 (stab) or the L1-norm CSVM base at the largest C of {STAB_GRID} whose fit on I and J keeps 1 to q "
+        "features (stab_l1), then the L2 CSVM on the stable set; median_C is the median chosen C; "
+        "min_true_freq / max_noise_freq: the smallest frequency of a true column and the largest of a noise "
+        "column over all repetitions (a noise column above pi is a false selection).", "",
         markdown(table.round(3).reset_index()), "",
     ]
     return "\n".join(lines)
@@ -201,7 +220,8 @@ def main() -> None:
     parser.add_argument("--routes", nargs="+", default=list(ROUTES), choices=list(ROUTES))
     parser.add_argument("--distances", nargs="+", type=float, default=[4.0])
     parser.add_argument("--card-C", nargs="+", type=float, default=[1.0, 0.1])
-    parser.add_argument("--bootstrap", type=int, default=20, help="refits of the stab route")
+    parser.add_argument("--pairs", type=int, default=50, help="complementary pairs of stab and stab_l1")
+    parser.add_argument("--threshold", type=float, default=THRESHOLD, help="frequency threshold pi of stab and stab_l1")
     parser.add_argument("--out", default="sparse_simulation", help="file stem in benchmarks/results")
     parser.add_argument("--report-only", action="store_true", help="rewrite the .md from the committed .csv")
     args = parser.parse_args()
@@ -217,7 +237,7 @@ def main() -> None:
         for seed in range(args.first_seed, args.first_seed + args.reps):  # both routes and every C on the same data, side by side
             for route in args.routes:
                 for C in args.card_C if route == "card" else [None]:
-                    rows.append(stability_repetition(seed, distance, args.bootstrap) if route == "stab"
+                    rows.append(stability_repetition(seed, route, distance, args.pairs, args.threshold) if route.startswith("stab")
                                 else repetition(seed, route, distance, C))
                     frame = pd.DataFrame(rows)
                     frame.to_csv(csv, index=False)

@@ -27,7 +27,7 @@ def _renderer():
 render = _renderer()
 #: Figures each vignette draws at reduced size.
 EXPECTED_FIGURES = {
-    "01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1, "04_sparse_srbct": 2, "05_multiclass": 2,
+    "01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1, "04_sparse_srbct": 3, "05_multiclass": 2,
 }
 
 

@@ -178,7 +178,7 @@ def constrained_anchor_points(requirements: list[RateRequirement], n_anchor: int
 
 
 def anchor_indicators(margins: np.ndarray, kept: np.ndarray, z_model: np.ndarray) -> np.ndarray:
-    """z for every anchor point from a solution of the model that kept only ``kept``
+    r"""z for every anchor point from a solution of the model that kept only ``kept``
     (:func:`constrained_anchor_points`): the model's rounded z there, and elsewhere 1 where the
     point meets its margin (``margins`` = :math:`y_j f(x_j) \ge 1`, to 1e-9), else 0."""
     z = (margins >= 1.0 - 1e-9).astype(float)

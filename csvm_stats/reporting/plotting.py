@@ -416,12 +416,13 @@ def plot_reliability(y_true: Any, probabilities: Mapping[str, Any] | Any, *, ax:
 # ---------------------------------------------------------------------- sparse CSVM
 @dataclass
 class SelectionStabilityDisplay:
-    """Bar chart of bootstrap selection frequencies (:mod:`csvm_stats.sparse.stability`).
+    """Bar chart of selection frequencies (:mod:`csvm_stats.sparse.stability`).
 
-    Bars show the share of refits that chose each of the ``top`` most often
-    chosen features; features of the original fit are filled, the others
-    hatched; ``threshold`` (e.g. 0.6, stability selection's cut-off) is drawn
-    as a line when given.
+    Bars show the share of refits (bootstrap refits of a fit, or the
+    half-sample fits of ``stability_selection(...).table``) that chose each
+    of the ``top`` most often chosen features; for a fit's table, features
+    of the original fit are filled, the others hatched; ``threshold`` (e.g.
+    0.6, stability selection's cut-off) is drawn as a line when given.
     """
 
     table: pd.DataFrame
@@ -445,14 +446,16 @@ class SelectionStabilityDisplay:
         shown = self.table.head(self.top)
         in_fit = shown["in_fit"].to_numpy(dtype=bool) if "in_fit" in shown else np.ones(len(shown), dtype=bool)
         positions = np.arange(len(shown))
-        ax.barh(positions[in_fit], shown["frequency"].to_numpy()[in_fit], color="tab:blue", label="selected in the fit")
+        ax.barh(positions[in_fit], shown["frequency"].to_numpy()[in_fit], color="tab:blue",
+                label="selected in the fit" if "in_fit" in shown else "selection frequency")
         ax.barh(positions[~in_fit], shown["frequency"].to_numpy()[~in_fit], color="white", edgecolor="tab:blue",
                 hatch="//", label="not selected in the fit")
         if self.threshold is not None:
             ax.axvline(self.threshold, color="black", ls="--", lw=1.0, label=f"frequency {self.threshold:g}")
         ax.set_yticks(positions, [str(name) for name in shown.index])
         ax.invert_yaxis()
-        ax.set(xlim=(0, 1), xlabel=f"share of {int(shown['refits'].iloc[0])} bootstrap refits selecting the feature",
+        refits = "half-sample fits" if "failed" in shown else "bootstrap refits"  # stability_selection's table
+        ax.set(xlim=(0, 1), xlabel=f"share of {int(shown['refits'].iloc[0])} {refits} selecting the feature",
                title="Selection stability")
         ax.legend(fontsize=8, loc="lower right")
         self.ax_, self.figure_ = ax, ax.figure

@@ -1,42 +1,69 @@
-r"""Selection stability: how often each feature is chosen over bootstrap refits.
+r"""Selection stability and stability selection inside the CSVM.
 
-For b = 1..B the training sample I and the anchor sample J are resampled
-with replacement, each class to its own size (so the required anchor counts
-keep their meaning), and the sparse CSVM is refitted with the same route,
-C, required counts and solver; the selection frequency of feature f is
+**Selection-stability table of a fit** (:func:`selection_frequencies`, behind
+``SparseCSVMResults.selection_stability``): for b = 1..B the training sample
+I and the anchor sample J are resampled with replacement within each class
+(:func:`csvm_stats.sparse.resampling.stratified_bootstrap`) and the sparse
+CSVM is refitted with the same route, C, required counts and solver; the
+selection frequency of feature f is
 
-.. math:: \hat\pi_f = \frac1B \sum_b 1[w^{(b)}_f \ne 0]
+.. math:: \hat\pi_f = \frac1B \sum_b 1[w^{(b)}_f \ne 0].
 
-(stability selection, Meinshausen and Buhlmann 2010, with the bootstrap in
-place of half-samples). A training row drawn k times enters with weight k;
-an anchor row drawn k times appears k times, each with its own indicator.
-The held-out sample is never used. Refits run through joblib (any backend,
-e.g. dask via ``joblib.parallel_config(backend="dask")``); the resamples are
-drawn from ``random_state`` before dispatch, so the table does not depend on
-``n_jobs`` or the backend.
+A training row drawn k times enters with weight k; an anchor row drawn k
+times appears k times, each with its own indicator. The table describes how
+stable one fit's selection is; no error bound is attached to it.
 
 **Stability selection** (:func:`stability_selection`, the route recommended
-for *finding* the informative features): the base procedure is the L1-norm
-CSVM at a C small enough that a fit keeps at least one and at most
+for *finding* the informative features) with complementary pairs (Shah and
+Samworth 2013): B pairs :math:`(A_j, \bar A_j)` of disjoint class-stratified
+half-samples of I and of J (:func:`csvm_stats.sparse.resampling.complementary_halves`).
+The base procedure :math:`\hat S` on a half-sample standardises the columns
+on that half, fits the CSVM (training rows weigh :math:`|I| / |A \cap I|`,
+so C keeps the scale of a fit on I; each required anchor count becomes the
+same share of the half's anchor points) and keeps the at most
 
-.. math:: q = \sqrt{v\,(2\pi - 1)\,p}
+.. math:: q = \lfloor \sqrt{v\,(2\pi - 1)\,p} \rfloor
 
-of the p features, the largest such C of a given grid (one fit on I and J
-per grid value; the choice reads only how many features each fit keeps). The stable set is the features with
-:math:`\hat\pi_f \ge \pi` (default :math:`\pi = 0.6`). This inverts the
-bound :math:`E[V] \le q^2 / ((2\pi - 1) p)` on the number V of falsely
-selected features (Meinshausen and Buhlmann 2010, Theorem 1) for a target v
-of expected false selections (default 1). That bound is proven for
-half-samples drawn without replacement and exchangeable noise features; with
-the bootstrap used here it is a guide for choosing q, not a guarantee, and
-the results do not claim it.
+non-zero coefficients largest in :math:`|w_f|`. Two base fits:
+
+* the L2 CSVM (``CSVM(...)``, linear kernel) at the model's C: every
+  coefficient is typically non-zero, so :math:`\hat S` is the top q columns.
+  An L2 penalty spreads weight over redundant informative columns, where the
+  L1 norm keeps the fewest that separate the sample (the default route);
+* the L1-norm CSVM (``CSVM(..., penalty="l1")``) at the largest C of a grid
+  whose fit on I and J keeps 1 to q features.
+
+The frequency of f is :math:`\hat\Pi_f = \frac{1}{2B}\sum_j (1[f \in \hat S(A_j)] + 1[f \in \hat S(\bar A_j)])`
+(a half fit without solution selects nothing) and the stable set is
+:math:`\{f : \hat\Pi_f \ge \pi\}`, default :math:`\pi = 0.6`.
+
+*Error control.* Let :math:`p_f` be the probability that the base procedure
+on a half-sample selects f and :math:`L = \{f : p_f \le q/p\}` the features
+selected no more often than a random choice of q of the p columns would.
+Shah and Samworth (2013, Theorem 1) prove, for any base procedure selecting
+at most q features, when the two halves of a pair are independent and
+identically distributed samples,
+
+.. math:: E\,|\hat S_\pi \cap L| \le \frac{q^2}{(2\pi - 1)\, p} \le v,
+
+and, under Meinshausen and Buhlmann's assumptions (the noise features'
+selection indicators exchangeable, the base procedure no worse than random
+guessing), every noise feature is in L, so the expected number V of stable
+noise features is at most v (:attr:`StabilitySelection.error_bound`). Given
+the labels the halves meet the i.i.d. condition for the L2 base, whose C is
+fixed in advance; the L1 base's C is chosen from I and J, so for it the
+bound is a guide, not a theorem. Only I and J are used: a CSVM refitted on
+the stable set with the same ``random_state`` keeps valid held-out
+statements. Fits run through joblib; the halves are drawn from
+``random_state`` before dispatch, so the table does not depend on ``n_jobs``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -44,14 +71,17 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from csvm_stats.exceptions import CSVMError, DataError
-from csvm_stats.sparse.model import fit_sparse_csvm
+from csvm_stats.optimization.engine import fit_csvm
+from csvm_stats.optimization.solvers import SolverOptions
+from csvm_stats.preprocessing.design import Standardizer
+from csvm_stats.sparse.model import ZERO_TOL, fit_sparse_csvm
 from csvm_stats.sparse.path import SparsityPath, sparsity_path
+from csvm_stats.sparse.resampling import complementary_halves, half_counts, stratified_bootstrap
 
 
-def _stratified_draw(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Row positions drawn with replacement within each class (class sizes kept)."""
-    parts = [rng.choice(np.flatnonzero(y == label), size=int(np.sum(y == label))) for label in (1.0, -1.0)]
-    return np.sort(np.concatenate(parts))
+def _check_count(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
 def _refit(X_i, y_i, X_j, y_j, draw_i, draw_j, fit_kwargs: Mapping[str, Any]) -> np.ndarray | None:
@@ -78,16 +108,15 @@ def selection_frequencies(
     random_state: int = 0,
     n_jobs: int | None = None,
 ) -> pd.DataFrame:
-    """The selection-frequency table (module docstring), most often chosen first.
+    """The bootstrap selection-frequency table (module docstring), most often chosen first.
 
     Columns: ``frequency`` (share of the successful refits that chose the
     feature), ``count``, ``refits`` (successful refits; a refit fails when
     its resample admits no classifier meeting the constraints).
     """
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}.")
+    _check_count(n_bootstrap, "n_bootstrap")
     rng = np.random.default_rng(random_state)
-    draws = [(_stratified_draw(y_train, rng), _stratified_draw(y_anchor, rng)) for _ in range(n_bootstrap)]
+    draws = [(stratified_bootstrap(y_train, rng), stratified_bootstrap(y_anchor, rng)) for _ in range(n_bootstrap)]
     selections = Parallel(n_jobs=n_jobs)(
         delayed(_refit)(X_train, y_train, X_anchor, y_anchor, d_i, d_j, fit_kwargs) for d_i, d_j in draws
     )
@@ -102,60 +131,108 @@ def selection_frequencies(
     return table.sort_values(["count"], ascending=False, kind="stable")
 
 
+def top_columns(coef: np.ndarray, q: int) -> np.ndarray:
+    """The at most ``q`` columns with a non-zero coefficient largest in ``|coef|`` (ties: lower index first)."""
+    size = np.abs(np.asarray(coef, dtype=float))
+    nonzero = np.flatnonzero(size > ZERO_TOL)
+    return nonzero[np.argsort(-size[nonzero], kind="stable")[:q]]
+
+
+def _half_fit(X_i, y_i, X_j, y_j, rows_i, rows_j, base: Callable[..., Any], min_counts, q: int,
+              standardize: bool) -> np.ndarray | None:
+    """The base procedure on one half-sample (module docstring); ``None`` when its fit has no solution."""
+    scaler = (Standardizer.fit(np.vstack([X_i[rows_i], X_j[rows_j]])) if standardize
+              else Standardizer.identity(X_i.shape[1]))
+    weight = np.full(rows_i.size, y_i.size / rows_i.size)
+    try:
+        fit = base(scaler.transform(X_i[rows_i]), y_i[rows_i], scaler.transform(X_j[rows_j]), y_j[rows_j],
+                   sample_weight=weight, min_counts=half_counts(min_counts, y_j, rows_j))
+    except CSVMError:
+        return None
+    return top_columns(fit.coef, q)
+
+
+def pair_frequencies(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    names: list[str],
+    base: Callable[..., Any],
+    min_counts: Mapping[str, int],
+    *,
+    q: int,
+    n_pairs: int = 50,
+    standardize: bool = True,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+) -> pd.DataFrame:
+    r"""The complementary-pairs frequencies :math:`\hat\Pi_f` (module docstring), most often chosen first.
+
+    ``base(X_i, y_i, X_j, y_j, sample_weight=, min_counts=)`` fits the CSVM
+    on one half-sample (columns in original units; standardised per half
+    when ``standardize``) and returns an object with ``coef``. Columns:
+    ``frequency``, ``count``, ``refits`` (the 2B half-sample fits) and
+    ``failed`` (half fits without a solution, counted as selecting nothing).
+    """
+    _check_count(n_pairs, "n_pairs")
+    rng = np.random.default_rng(random_state)
+    halves = []
+    for _ in range(n_pairs):
+        (i_a, i_b), (j_a, j_b) = complementary_halves(y_train, rng), complementary_halves(y_anchor, rng)
+        halves += [(i_a, j_a), (i_b, j_b)]
+    selections = Parallel(n_jobs=n_jobs)(
+        delayed(_half_fit)(X_train, y_train, X_anchor, y_anchor, r_i, r_j, base, min_counts, q, standardize)
+        for r_i, r_j in halves
+    )
+    counts = np.zeros(len(names), dtype=int)
+    for selected in selections:
+        if selected is not None:
+            counts[selected] += 1
+    table = pd.DataFrame(
+        {"frequency": counts / len(halves), "count": counts, "refits": len(halves),
+         "failed": sum(s is None for s in selections)},
+        index=pd.Index(names, name="feature"),
+    )
+    return table.sort_values(["count"], ascending=False, kind="stable")
+
+
 @dataclass(frozen=True)
 class StabilitySelection:
     r"""The outcome of :func:`stability_selection`.
 
-    ``C`` is the base fit's C, ``q`` the most features a base fit may keep,
-    ``threshold`` the frequency :math:`\pi`, ``table`` the selection
-    frequencies of the refits at ``C`` with a column ``stable``, ``path`` the
-    fits over the C grid (``path.table["n_selected"]`` chose ``C``).
+    ``base`` is ``"l2"`` or ``"l1"``, ``C`` the base fits' C, ``q`` the most
+    features a half fit keeps, ``threshold`` the frequency :math:`\pi`,
+    ``table`` the frequencies with a column ``stable``, ``fit`` the fit on I
+    and J whose split and anchor counts the half-samples come from (for the
+    L1 base, the grid fit at ``C``), ``path`` the L1 base's grid fits
+    (``path.table["n_selected"]`` chose ``C``; ``None`` for the L2 base).
     """
 
+    base: str
     C: float
-    q: float
+    q: int
     threshold: float
+    n_pairs: int
     table: pd.DataFrame
-    path: SparsityPath
+    fit: Any
+    path: SparsityPath | None
 
     @property
     def selected(self) -> list[str]:
         """The stable features, most often chosen first."""
         return self.table.index[self.table["stable"]].tolist()
 
+    @property
+    def error_bound(self) -> float:
+        r""":math:`q^2 / ((2\pi - 1) p)`: the bound on the expected number of stable low-selection-probability
+        features (module docstring: on E[V] under Meinshausen and Buhlmann's assumptions)."""
+        return self.q ** 2 / ((2.0 * self.threshold - 1.0) * len(self.table))
 
-def stability_selection(
-    model: Any,
-    C_values: Sequence[float],
-    *,
-    threshold: float = 0.6,
-    expected_false: float = 1.0,
-    n_bootstrap: int = 100,
-    random_state: int = 0,
-    n_jobs: int | None = None,
-    solver: str = "auto",
-    time_limit: float = 300.0,
-    clock: str = "wall",
-) -> StabilitySelection:
-    """Stability selection with the L1-norm CSVM as base procedure (module docstring).
 
-    ``model`` is a ``CSVM(..., penalty="l1")``; its C is replaced by the
-    largest value of ``C_values`` whose fit (split of ``random_state``) keeps
-    between 1 and q features, and the bootstrap refits of that fit give the
-    frequencies. Only the training and anchor samples are used, so a CSVM
-    refitted on the stable features with the same ``random_state`` keeps
-    valid held-out statements. ``solver``, ``time_limit`` and ``clock`` (what
-    the limit counts, as in ``CSVM.fit``) hold for the grid fits and the refits.
-    """
-    if getattr(model, "penalty", None) != "l1" or model.max_features is not None:
-        raise DataError("stability_selection takes an L1-norm CSVM as base procedure: CSVM(..., penalty='l1').")
-    if not 0.5 < threshold <= 1.0:
-        raise DataError(f"threshold must be in (0.5, 1], got {threshold!r} (Meinshausen and Buhlmann use 0.6 to 0.9).")
-    if not expected_false > 0:
-        raise DataError(f"expected_false must be positive, got {expected_false!r}.")
-    q = math.sqrt(expected_false * (2.0 * threshold - 1.0) * len(model.exog_names))
-    path = sparsity_path(model, C_values, random_state=random_state, solver=solver, time_limit=time_limit,
-                         clock=clock)
+def _l1_fit(model: Any, C_values: Sequence[float], q: int, fit_options: Mapping[str, Any]) -> tuple[Any, SparsityPath]:
+    """The grid fit at the largest C keeping 1 to q features, and the grid's path."""
+    path = sparsity_path(model, C_values, **fit_options)
     if "n_selected" not in path.table:  # no grid value gave a fit: say why, not "no C keeps 1 to q"
         raise DataError(
             f"no fit of the C grid succeeded (first error: {path.table['error'].iloc[0]}); fix that fit first "
@@ -165,12 +242,73 @@ def stability_selection(
     eligible = kept.index[(kept >= 1) & (kept <= q)]
     if eligible.empty:
         raise DataError(
-            f"no C of the grid keeps between 1 and q = {q:.1f} features (a fit keeping none selects nothing); "
+            f"no C of the grid keeps between 1 and q = {q} features (a fit keeping none selects nothing); "
             "add C values between those keeping none and those keeping more."
         )
     C = float(eligible.max())
-    fit = path.results[[r.engine_fit.C for r in path.results].index(C)]
-    table = fit.selection_stability(n_bootstrap=n_bootstrap, random_state=random_state, n_jobs=n_jobs,
-                                    solver=solver, time_limit=time_limit)
+    return path.results[[r.engine_fit.C for r in path.results].index(C)], path
+
+
+def stability_selection(
+    model: Any,
+    C_values: Sequence[float] | None = None,
+    *,
+    threshold: float = 0.6,
+    expected_false: float = 1.0,
+    n_pairs: int = 50,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    solver: str = "auto",
+    time_limit: float = 300.0,
+    clock: str = "wall",
+) -> StabilitySelection:
+    """Complementary-pairs stability selection with the CSVM as base procedure (module docstring).
+
+    ``model`` is ``CSVM(...)`` with the linear kernel (L2 base at the
+    model's C; no ``C_values``) or ``CSVM(..., penalty="l1")`` (L1 base at
+    the largest C of ``C_values`` whose fit on I and J keeps 1 to q
+    features). ``n_pairs`` complementary pairs give 2 ``n_pairs`` half-sample
+    fits. The split is the one ``model.fit(random_state=random_state)``
+    draws; only I and J are read, so a CSVM refitted on the stable features
+    with the same ``random_state`` keeps valid held-out statements.
+    ``solver``, ``time_limit`` and ``clock`` (as in ``CSVM.fit``) hold for
+    every fit.
+    """
+    if getattr(model, "max_features", None) is not None or getattr(model, "kernel", None) != "linear":
+        raise DataError(
+            "stability_selection takes a linear CSVM as base procedure: CSVM(...) (the L2 base, recommended) or "
+            "CSVM(..., penalty='l1'); not max_features (a cardinality MIQP per half-sample) or another kernel."
+        )
+    if not 0.5 < threshold <= 1.0:
+        raise DataError(f"threshold must be in (0.5, 1], got {threshold!r} (Meinshausen and Buhlmann use 0.6 to 0.9).")
+    if not expected_false > 0:
+        raise DataError(f"expected_false must be positive, got {expected_false!r}.")
+    p = len(model.exog_names)
+    q = math.floor(math.sqrt(expected_false * (2.0 * threshold - 1.0) * p) + 1e-9)
+    if q < 1:
+        raise DataError(
+            f"q = floor(sqrt(v (2 pi - 1) p)) = 0 for v = {expected_false}, pi = {threshold}, p = {p}: no feature "
+            "may be selected; raise expected_false or threshold."
+        )
+    _check_count(n_pairs, "n_pairs")
+    options = {"random_state": random_state, "solver": solver, "time_limit": time_limit, "clock": clock}
+    settings = SolverOptions(time_limit=time_limit, clock=clock)
+    if model.penalty == "l1":
+        if C_values is None:
+            raise DataError("the L1 base needs C_values, the grid its C is chosen from (e.g. np.geomspace(0.01, 1, 11)).")
+        fit, path = _l1_fit(model, C_values, q, options)
+        base = partial(fit_sparse_csvm, penalty="l1", C=fit.engine_fit.C, big_m=model.big_m, solver=solver,
+                       options=settings)
+    else:
+        if C_values is not None:
+            raise DataError("C_values is the L1 base's grid; the L2 base uses the model's C (CSVM(..., C=)).")
+        fit, path = model.fit(**options), None
+        base = partial(fit_csvm, C=model.C, big_m=model.big_m, solver=solver, options=settings)
+    X, y, split = model.exog.to_numpy(dtype=float), model.y, fit.split
+    table = pair_frequencies(
+        X[split.train], y[split.train], X[split.anchor], y[split.anchor], list(model.exog_names), base,
+        fit.engine_fit.min_counts, q=q, n_pairs=n_pairs, standardize=model.standardize,
+        random_state=random_state, n_jobs=n_jobs,
+    )
     table["stable"] = table["frequency"] >= threshold
-    return StabilitySelection(C, q, float(threshold), table, path)
+    return StabilitySelection(model.penalty, fit.engine_fit.C, q, float(threshold), n_pairs, table, fit, path)
