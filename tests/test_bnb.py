@@ -245,3 +245,21 @@ def test_bnb_stays_exact_when_the_stored_dual_points_run_out(budget, monkeypatch
     assert all(fallbacks) or budget > 0
     slack = (fit.objective - fit.record.best_bound) + (reference.objective - reference.record.best_bound)
     assert abs(fit.objective - reference.objective) <= slack + 1e-9 * reference.objective
+
+
+def test_scan_requirement_counts_need_free_kth_cost_and_worst_unmet_point():
+    """One requirement at a node: need, free members, the need-th smallest free cost, met free
+    members and the free member of least margin below the met level (bnb's count bound and branching)."""
+    from csvm_stats.optimization.solvers.bnb import _scan_requirement
+
+    members = np.array([0, 2, 3, 5, 6], dtype=np.int64)
+    forced = np.zeros(7, dtype=bool)
+    dropped = np.zeros(7, dtype=bool)
+    forced[2], dropped[5] = True, True  # free: 0, 3, 6
+    cost = np.array([4.0, 9.0, 1.0, 7.0, 9.0, 0.5, 5.0])
+    margins = np.array([0.2, 9.0, 9.0, 1.5, 9.0, -3.0, -0.4])
+    need, n_free, kth, n_met, worst = _scan_requirement(members, forced, dropped, cost, 3, margins, 1.0)
+    assert (need, n_free, n_met, worst) == (2, 3, 1, 6)  # point 6 (margin -0.4) is worse than point 0 (0.2)
+    assert kth == 5.0  # the 2nd smallest of the free costs 4, 7, 5
+    assert _scan_requirement(members, forced, dropped, cost, 1, margins, 1.0)[2] == -np.inf  # nothing needed
+    assert _scan_requirement(members, forced, dropped, cost, 5, margins, 1.0)[2] == np.inf  # 4 needed, 3 free

@@ -28,7 +28,8 @@ smallest :math:`c_j` over R. (3) A point with :math:`c_j` at or above the
 incumbent is dropped (it cannot be in a better solution); a requirement left
 with exactly r free points forces them all.
 
-*Upper bounds.* Every node's direction w with the best intercept for the
+*Upper bounds.* The direction w of every node that is not pruned (and of
+the root's single-anchor costs and leaves) with the best intercept for the
 requirements (the objective is convex and piecewise linear in b, and each
 TPR / TNR requirement is a half-line of b; the direction is also tried
 scaled up), and the warm start.
@@ -336,7 +337,7 @@ class _Search:
         relaxation = self.relax(forced, self.root_start if node.start is None else node.start, self.prune_level())
         self.nodes += 1
         if relaxation is not None:
-            if relaxation.dual < self.prune_level():  # a pruned node's direction was measured not to pay
+            if relaxation.dual < self.prune_level():  # pruned nodes: n = 2000 ran the same tree without them
                 self.shift(relaxation.w)
             self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
