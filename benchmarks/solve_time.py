@@ -3,8 +3,9 @@
 Every case fits one CSVM (a 50/50 stratified split into training sample I
 and anchor sample J) with each backend in turn, in the same process and
 under the same load, and measures CPU time (``time.process_time``: load on
-the shared machine does not count against a solver). The time limit is the
-solvers' wall-clock limit; it bounds the whole fit (warm start included).
+the shared machine does not count against a solver). The time limit counts
+CPU seconds too (``SolverOptions(clock="cpu")``: every backend on its CPU
+clock) and bounds the whole fit (warm start included).
 
 Cases (the issue's targets):
 
