@@ -263,3 +263,35 @@ def test_scan_requirement_counts_need_free_kth_cost_and_worst_unmet_point():
     assert kth == 5.0  # the 2nd smallest of the free costs 4, 7, 5
     assert _scan_requirement(members, forced, dropped, cost, 1, margins, 1.0)[2] == -np.inf  # nothing needed
     assert _scan_requirement(members, forced, dropped, cost, 5, margins, 1.0)[2] == np.inf  # 4 needed, 3 free
+
+
+@pytest.mark.parametrize("caller_handler", ["default", "ignore"])
+def test_bnb_takes_over_ctrl_c_only_from_pythons_default_handler(wisconsin, monkeypatch, caller_handler):
+    """During the search Ctrl-C sets bnb's flag instead of raising (only when Python's own
+    KeyboardInterrupt handler is in place: an ignored SIGINT stays ignored); the handler is restored."""
+    import signal
+
+    from csvm_stats.optimization.solvers import bnb
+
+    before = signal.default_int_handler if caller_handler == "default" else signal.SIG_IGN
+    seen = []
+    relax = bnb._Search.relax
+
+    def spy(self, *args, **kwargs):
+        seen.append(signal.getsignal(signal.SIGINT))
+        return relax(self, *args, **kwargs)
+
+    monkeypatch.setattr(bnb._Search, "relax", spy)
+    previous = signal.signal(signal.SIGINT, before)
+    try:
+        Xi, yi, Xj, yj = wisconsin_split(wisconsin, seed=23)
+        fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": int((yj > 0).sum()) - 2}, solver="bnb",
+                 options=SolverOptions(time_limit=60.0, clock="cpu"))
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen
+    if caller_handler == "default":
+        assert all(h not in (signal.default_int_handler, signal.SIG_IGN) for h in seen)
+    else:
+        assert all(h is signal.SIG_IGN for h in seen)

@@ -473,8 +473,9 @@ def _sigint_sets_flag(search: _Search) -> Iterator[None]:
     and was once seen lost (the interrupt test's child ran to its end with no error: the
     search spends most of its time in and around numba-compiled calls).
     """
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
-        yield  # no Python-level handler can be installed (or restored) here
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield  # not Python's KeyboardInterrupt handler (ignored, the caller's own, or not settable here): keep it
         return
 
     def flag(signum, frame) -> None:
