@@ -64,6 +64,7 @@ from csvm_stats.sparse.stability import stability_selection
 from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table without tabulate
 
 N, DIM, K, P0, ALPHA = 200, 1000, 5, 0.8, 0.05
+TRUTH = frozenset(range(K))  # the informative columns: the first K
 ROUTES = {"l1": {"penalty": "l1", "C": 0.1}, "card": {"max_features": K}, "l1cv": {"penalty": "l1"},
           "stab": {"penalty": "l2"}, "stab_l1": {"penalty": "l1"}}
 STAB_GRID = np.geomspace(0.01, 0.1, 11).round(4).tolist()  # stab_l1's C grid (ratio 1.26: the L1 fit jumps from 0 features)
@@ -92,9 +93,8 @@ def _statement(population: GaussianClasses, res, columns: np.ndarray) -> dict:
 
 
 def _selection(selected: set[int]) -> dict:
-    truth = set(range(K))
-    return {"all_true": truth <= selected, "exact": selected == truth, "n_selected": len(selected),
-            "false_selected": len(selected - truth)}
+    return {"all_true": TRUTH <= selected, "exact": selected == TRUTH, "n_selected": len(selected),
+            "false_selected": len(selected - TRUTH)}
 
 
 def stability_repetition(seed: int, route: str, distance: float, n_pairs: int, threshold: float) -> dict:
@@ -158,7 +158,7 @@ def repetition(seed: int, route: str, distance: float, C: float | None = None) -
             min_counts=fit.min_counts, big_m=None, options=SolverOptions(time_limit=TIME_LIMIT, clock="cpu"),
         )
         row.update(true_objective=true_fit.objective,
-                   truth_beaten=fit.objective < true_fit.objective * (1 - 1e-6) and selected != truth)
+                   truth_beaten=fit.objective < true_fit.objective * (1 - 1e-6) and selected != TRUTH)
     return row
 
 

@@ -68,7 +68,7 @@ def payloads(marker: Path) -> list[str]:
         f"y ~ C({{{path}}})",
         f"y ~ a + eval(\"{path}\")",
         f"y ~ a + exec('{path}')",
-        f"y ~ a + getattr(a, '__class__')",
+        "y ~ a + getattr(a, '__class__')",
         f"y ~ a + a[0] + {path}",
         f"y ~ a; {path}",
         f"y ~ a\n{path}",

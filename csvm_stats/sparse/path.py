@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import CSVMError, DataError
