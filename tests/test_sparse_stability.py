@@ -81,6 +81,9 @@ def test_bad_arguments_are_refused_with_the_fix():
         stability_selection(CSVM(y, X, tpr_min=0.8, max_features=2), GRID)
     with pytest.raises(DataError, match="linear CSVM as base procedure"):
         stability_selection(CSVM(y, X, tpr_min=0.8, kernel="rbf"))
+    three = np.where(X[:, 0] > 0.5, 2.0, np.where(y > 0, 1.0, 0.0))  # three classes: a MulticlassCSVM
+    with pytest.raises(DataError, match="takes a two-class CSVM; got MulticlassCSVM"):
+        stability_selection(CSVM(three, X, recall_min={2.0: 0.8}))
     with pytest.raises(DataError, match="C_values is the L1 base's grid"):
         stability_selection(CSVM(y, X, tpr_min=0.8), GRID)
     with pytest.raises(DataError, match="the L1 base needs C_values"):

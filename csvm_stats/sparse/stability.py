@@ -274,6 +274,11 @@ def stability_selection(
     ``solver``, ``time_limit`` and ``clock`` (as in ``CSVM.fit``) hold for
     every fit.
     """
+    if getattr(model, "penalty", None) is None:  # e.g. a MulticlassCSVM (several classes)
+        raise DataError(
+            f"stability_selection takes a two-class CSVM; got {type(model).__name__}. For several classes, "
+            "select for one class against the rest: recode the response to two classes (e.g. EWS vs other)."
+        )
     if getattr(model, "max_features", None) is not None or getattr(model, "kernel", None) != "linear":
         raise DataError(
             "stability_selection takes a linear CSVM as base procedure: CSVM(...) (the L2 base, recommended) or "
