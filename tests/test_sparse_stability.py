@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, NoSolutionError
 from csvm_stats.models.model import CSVM
 from csvm_stats.sparse.resampling import complementary_halves, half_counts
 from csvm_stats.sparse.stability import stability_selection, top_columns
@@ -216,3 +216,28 @@ def test_the_stability_plot_labels_a_pairs_table_by_its_half_fits(l2_chosen):
     assert ax.get_xlabel() == "share of 12 half-sample fits selecting the feature"
     assert [t.get_text() for t in ax.get_yticklabels()] == list(l2_chosen.table.index[:4])
     plt.close("all")
+
+
+@pytest.mark.parametrize("fail_every", [1, 3])
+def test_half_fits_without_solution_are_said_never_silent(monkeypatch, fail_every):
+    """All half fits failing is an error; some failing is a warning (they lower every frequency)."""
+    from csvm_stats.sparse import stability
+
+    calls, real_fit = [], stability.fit_csvm
+
+    def sometimes(*args, **kwargs):
+        calls.append(1)
+        if len(calls) % fail_every == 0:
+            raise NoSolutionError("no classifier meets the required counts")
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(stability, "fit_csvm", sometimes)
+    X, y = _data()
+    model = CSVM(y, X, tpr_min=0.8, bound="binomial")
+    if fail_every == 1:
+        with pytest.raises(DataError, match="none of the 8 half-sample fits had a solution"):
+            stability_selection(model, n_pairs=4, random_state=3, time_limit=60, n_jobs=1)
+    else:
+        with pytest.warns(UserWarning, match="2 of 8 half-sample fits had no solution"):
+            chosen = stability_selection(model, n_pairs=4, random_state=3, time_limit=60, n_jobs=1)
+        assert chosen.table["failed"].iloc[0] == 2

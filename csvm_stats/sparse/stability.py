@@ -61,6 +61,7 @@ statements. Fits run through joblib; the halves are drawn from
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -317,5 +318,17 @@ def stability_selection(
         fit.engine_fit.min_counts, q=q, n_pairs=n_pairs, standardize=model.standardize,
         random_state=random_state, n_jobs=n_jobs,
     )
+    failed, fits = int(table["failed"].iloc[0]), int(table["refits"].iloc[0])
+    if failed == fits:
+        raise DataError(
+            f"none of the {fits} half-sample fits had a solution (their required anchor counts, the same share "
+            "of half the anchor points, admit no classifier): lower the rate target or use more anchor points."
+        )
+    if failed:
+        warnings.warn(
+            f"{failed} of {fits} half-sample fits had no solution; each counts as selecting nothing, which "
+            "lowers every frequency (table['failed']).",
+            UserWarning, stacklevel=2,
+        )
     table["stable"] = table["frequency"] >= threshold
     return StabilitySelection(model.penalty, fit.engine_fit.C, q, float(threshold), n_pairs, table, fit, path)
