@@ -73,6 +73,7 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.separable_bound import SeparableBound, kernel_row_mass, locality
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -83,6 +84,8 @@ CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal poi
 ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
+PUSH_SEP = True
+SEPARABLE_LOCALITY = 0.0  # least median K_tt / sum_s |K_ts| at which the separable bound is used
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
@@ -190,7 +193,8 @@ class _Search:
         phi = np.vstack([self.phi_i, self.phi_j])
         upper = np.r_[self.cw / 2.0, np.full(self.phi_j.shape[0], np.inf)]  # forced anchor rows: hard margins
         self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # the dual solver's KKT tolerance
-        self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram_matrix(phi), self.tol)
+        gram = gram_matrix(phi)
+        self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram, self.tol)
         self.train_rows = np.arange(self.phi_i.shape[0])
         self.forced_tol = FORCED_TOL_FACTOR * self.tol
         self.svm_solves = 0
@@ -204,7 +208,18 @@ class _Search:
         self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
+        self.separable = self._separable_bound(phi, upper, gram)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
+
+    def _separable_bound(self, phi: np.ndarray, upper: np.ndarray, gram: np.ndarray | None) -> SeparableBound | None:
+        """The additive bound (:mod:`~csvm_stats.optimization.separable_bound`) when the kernel is local
+        enough for it to pay (Gram mode only: with few feature columns no row is local)."""
+        if gram is None:
+            return None
+        rho = kernel_row_mass(gram)
+        if locality(gram, rho) < SEPARABLE_LOCALITY:
+            return None
+        return SeparableBound(phi, self.dual.y, upper, rho, self.phi_i.shape[0], self.members)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -402,6 +417,8 @@ class _Search:
             dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
             count_bound, rows = self._scan(forced, dropped, margins, 1.0 - FORCED_TOL_FACTOR * relaxation.tol)
             bound = max(bound, count_bound)
+            if self.separable is not None and bound < level:
+                bound = max(bound, self.separable(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
@@ -455,6 +472,8 @@ class _Search:
         (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
         level = self.prune_level()
         bound = max(bound, self._count_bound(forced, dropped))
+        if PUSH_SEP and self.separable is not None and bound < level:
+            bound = max(bound, self.separable(parent.alpha, parent.b, forced, dropped, self.counts, level))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return
