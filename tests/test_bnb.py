@@ -34,15 +34,19 @@ def brute_force(Xi, yi, Xj, yj, counts, weight, C=1.0) -> float:
         for S in itertools.combinations(range(len(yj)), size):
             if not meets(S) or any(meets(S[:k] + S[k + 1 :]) for k in range(len(S))):
                 continue
-            S_ = np.array(S, dtype=int)
-            problem = build_primal(Xi, yi, Xj[S_], yj[S_], C=C, min_counts={"acc": len(S)} if S else {},
-                                   big_m=None, sample_weight=weight)
-            solution = solvers.solve(problem.miqp, "scip", TIGHT)
-            if solution.record.status is Status.OPTIMAL:
-                best = min(best, solution.record.objective)
-            else:
-                assert solution.record.status is Status.INFEASIBLE
+            best = min(best, forced_cost(Xi, yi, Xj, yj, np.array(S, dtype=int), weight, C))
     return best
+
+
+def forced_cost(Xi, yi, Xj, yj, S, weight, C=1.0) -> float:
+    """D(S): the SVM on I with every anchor point of S at margin >= 1 (SCIP, no binaries left; inf: infeasible)."""
+    problem = build_primal(Xi, yi, Xj[S], yj[S], C=C, min_counts={"acc": len(S)} if len(S) else {}, big_m=None,
+                           sample_weight=weight)
+    solution = solvers.solve(problem.miqp, "scip", TIGHT)
+    if solution.record.status is Status.OPTIMAL:
+        return solution.record.objective
+    assert solution.record.status is Status.INFEASIBLE
+    return np.inf
 
 
 def random_problem(seed: int):
@@ -72,6 +76,55 @@ def test_bnb_equals_brute_force_on_small_random_problems(seed):
     assert fit.record.status is Status.OPTIMAL and fit.record.backend == "bnb"
     assert fit.objective == pytest.approx(expected, rel=1e-6)
     assert fit.record.best_bound <= expected * (1 + 1e-6)
+
+
+def nogood_problem(seed: int):
+    """No signal in two features, 11 anchor positives of which 3 may miss: deep enough trees that nodes
+    are pruned by their own QP and later nodes meet their nogoods (brute force: 165 forced sets)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(23, 2))
+    y = np.r_[np.where(rng.random(10) < 0.5, 1.0, -1.0), np.ones(11), -np.ones(2)]
+    return X[:10], y[:10], X[10:], y[10:], {"tpr": 8}
+
+
+def test_nogoods_never_cut_the_optimum(monkeypatch):
+    """Every learned nogood (N, v) is a true bound (D(F0 u N) >= v by SCIP), the nogoods prune or drop at
+    some nodes, and bnb still equals brute force."""
+    from csvm_stats.optimization.solvers import bnb
+
+    learned, searches, fired = [], [], []
+    add, scan, run = bnb._Nogoods.add, bnb._Nogoods.scan, bnb._Search.run
+
+    def spy_add(self, members, value):
+        learned.append((members.copy(), value, searches[-1].forced0.copy()))
+        add(self, members, value)
+
+    def spy_scan(self, forced, dropped, level):
+        before = dropped.copy()
+        value = scan(self, forced, dropped, level)
+        fired.append(value > -np.inf or bool((dropped != before).any()))
+        return value
+
+    def spy_run(self):
+        searches.append(self)
+        return run(self)
+
+    monkeypatch.setattr(bnb._Nogoods, "add", spy_add)
+    monkeypatch.setattr(bnb._Nogoods, "scan", spy_scan)
+    monkeypatch.setattr(bnb._Search, "run", spy_run)
+    for seed in (1, 7, 16, 26, 28):
+        learned.clear()
+        Xi, yi, Xj, yj, counts = nogood_problem(seed)
+        weight = np.ones(yi.size)
+        fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=TIGHT)
+        assert fit.record.status is Status.OPTIMAL
+        assert fit.objective == pytest.approx(brute_force(Xi, yi, Xj, yj, counts, weight), rel=1e-6)
+        d = searches[-1].d  # the model's anchor points (the anchor negatives carry no constraint: left out)
+        for members, value, forced0 in learned:
+            S = np.flatnonzero(forced0 | np.isin(np.arange(forced0.size), members))
+            cost = forced_cost(d.phi_train, d.y_train, d.phi_anchor, d.y_anchor, S, d.weight, d.C)
+            assert cost >= value * (1 - 1e-6)
+    assert sum(fired) >= 5
 
 
 def wisconsin_split(wisconsin, seed: int, n_train: int = 285):
@@ -245,6 +298,24 @@ def test_bnb_stays_exact_when_the_stored_dual_points_run_out(budget, monkeypatch
     assert all(fallbacks) or budget > 0
     slack = (fit.objective - fit.record.best_bound) + (reference.objective - reference.record.best_bound)
     assert abs(fit.objective - reference.objective) <= slack + 1e-9 * reference.objective
+
+
+def test_scan_nogoods_prunes_contained_sets_and_drops_the_one_missing_point():
+    """A nogood counts at or above the level; one the forced set contains prunes (its value); one missing a
+    single free point drops it; one missing two points, or a point already dropped, does nothing."""
+    from csvm_stats.optimization.solvers.bnb import _Nogoods
+
+    goods = _Nogoods()
+    for members, value in [([1, 2], 5.0), ([3, 4], 7.0), ([0, 5, 6], 8.0), ([2, 7], 9.0)] * 100:  # grows its arrays
+        goods.add(np.array(members, dtype=np.int64), value)
+    forced = np.zeros(8, dtype=bool)
+    dropped = np.zeros(8, dtype=bool)
+    forced[[1, 2, 3]], dropped[0] = True, True
+    assert goods.scan(forced, dropped, 6.0) == -np.inf  # {1, 2} is below the level
+    assert dropped.tolist() == [True, False, False, False, True, False, False, True]  # 4 ({3, 4}), 7 ({2, 7})
+    assert goods.scan(forced, dropped.copy(), 5.0) == 5.0
+    forced[[5, 6]] = True
+    assert goods.scan(forced, np.zeros(8, dtype=bool), 8.5) == -np.inf
 
 
 def test_scan_requirement_counts_need_free_kth_cost_and_worst_unmet_point():

@@ -64,3 +64,34 @@ def test_smo_stops_early_at_the_requested_value():
     early = dual.solve(np.arange(80), None, 10**6, stop_value=0.5 * full.bound)
     assert not early.converged and early.steps < full.steps
     assert 0.5 * full.bound <= early.bound <= full.bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_feature_mode_newton_steps_reach_the_pair_step_optimum_with_hard_rows(seed):
+    """Feature mode (pair steps + Newton steps on the free rows) against Gram mode (pair steps only):
+    the same D(F) to the KKT tolerance on random problems with hard rows; every stop is dual feasible
+    and bounds D(F) from below. Seed 7 has more free rows than a Newton step takes (pair steps only)."""
+    rng = np.random.default_rng(seed)
+    p = 120 if seed == 7 else int(rng.integers(2, 8))
+    n_i, n_f = int(rng.integers(100, 160)), int(rng.integers(1, 8))
+    X, y = sample(100 + seed, n=n_i + 40, p=p)
+    upper = np.r_[np.full(n_i, 0.5) * rng.integers(1, 4, size=n_i), np.full(40, np.inf)]
+    gram = SVMDual(X, y, upper, X @ X.T, tol=1e-9)
+    plain = gram.solve(np.arange(n_i), None, 10**7)
+    # hard rows that w = e_0 / min(y x_0) separates (so D(F) is finite) and the plain SVM misses
+    margins = y[n_i:] * (X[n_i:] @ plain.w + plain.b)
+    candidates = np.flatnonzero(y[n_i:] * X[n_i:, 0] > 0.2)
+    anchors = n_i + candidates[np.argsort(margins[candidates])][:n_f]
+    active = np.r_[np.arange(n_i), anchors]
+    feat = SVMDual(X, y, upper, None, tol=1e-9)
+    exact = gram.solve(active, plain.alpha, 10**7)
+    newton = feat.solve(active, plain.alpha, 10**7)
+    assert exact.converged and newton.converged
+    assert newton.bound == pytest.approx(exact.bound, rel=1e-7)
+    assert primal(X, y, newton.w, newton.b, upper, active) == pytest.approx(exact.bound, rel=1e-5)
+    for steps in (1, 2, 5, 30):
+        partial = feat.solve(active, plain.alpha, steps)
+        alpha = partial.alpha[active]
+        assert np.all(alpha >= 0.0) and np.all(alpha <= upper[active])
+        assert abs(y[active] @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+        assert plain.bound * (1 - 1e-9) <= partial.bound <= exact.bound * (1 + 1e-9)

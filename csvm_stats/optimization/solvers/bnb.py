@@ -26,7 +26,12 @@ needs r of the free points R needs a subset S of R with :math:`|S| \ge r`,
 whose cost is at least :math:`\max_{j \in S} c_j`, hence at least the r-th
 smallest :math:`c_j` over R. (3) A point with :math:`c_j` at or above the
 incumbent is dropped (it cannot be in a better solution); a requirement left
-with exactly r free points forces them all.
+with exactly r free points forces them all. (4) Nogoods (:class:`_Nogoods`):
+a node pruned by its own relaxation's dual point :math:`\alpha` proves that
+every node forcing :math:`N = \{j \in F: \alpha_j > 0\}` is pruned too; a
+later node forcing N is pruned before its QP, and one forcing all of N but
+one free point k drops k. On the synthetic n = 2000 benchmark they remove
+42% of the node QPs (53,467 -> 30,824).
 
 *Upper bounds.* The direction w of every node that is not pruned (and of
 the root's single-anchor costs and leaves) with the best intercept for the
@@ -73,7 +78,7 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.separable_bound import SeparableBound, kernel_row_mass, locality
+from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass, locality
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -84,8 +89,7 @@ CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal poi
 ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
-PUSH_SEP = True
-SEPARABLE_LOCALITY = 0.0  # least median K_tt / sum_s |K_ts| at which the separable bound is used
+ADDITIVE_LOCALITY = 0.0  # least median K_tt / sum_s |K_ts| at which the additive bound is used
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
@@ -182,6 +186,69 @@ def _scan_requirement(members, forced, dropped, cost, count, margins, met_level)
     return need, n_free, kth, n_met, worst
 
 
+@njit(cache=True)
+def _scan_nogoods(forced, dropped, elems, starts, values, count, level):
+    """Nogoods against a node: the value of one that its forced set contains (``-inf``: none).
+
+    Nogood g is the index set ``elems[starts[g]:starts[g + 1]]`` with value
+    ``values[g]``; only those with value >= level count. One that misses a
+    single free point k of the forced set drops k (``dropped[k] = True``, in place).
+    """
+    for g in range(count):
+        if values[g] < level:
+            continue
+        missing, n_missing = -1, 0
+        for q in range(starts[g], starts[g + 1]):
+            k = elems[q]
+            if not forced[k]:
+                n_missing += 1
+                if n_missing > 1:
+                    break
+                missing = k
+        if n_missing == 0:
+            return values[g]
+        if n_missing == 1:
+            dropped[missing] = True
+    return -np.inf
+
+
+class _Nogoods:
+    r"""Forced sets proven not to lead below a value, learned from nodes pruned by their own relaxation.
+
+    A node pruned by :math:`2 g(\alpha) \ge v` with dual point :math:`\alpha`: the
+    point is dual-feasible for every forced set containing
+    :math:`N = \{j \in F : \alpha_j > 0\}` (the other rows of F only add
+    constraints; dropped and free points are not in the QP), so by weak duality
+    every node forcing N has :math:`D \ge v`. The points forced at the root are
+    left out of N (every node forces them). A nogood counts while v is at or
+    above the prune level (which only falls).
+    """
+
+    def __init__(self) -> None:
+        self.elems = np.zeros(1024, dtype=np.int64)
+        self.starts = np.zeros(257, dtype=np.int64)
+        self.values = np.zeros(256)
+        self.count = 0
+
+    def add(self, members: np.ndarray, value: float) -> None:
+        """Learn nogood ``members`` (anchor indices) with value ``value``."""
+        begin = self.starts[self.count]
+        end = begin + members.size
+        if end > self.elems.size:
+            self.elems = np.resize(self.elems, max(2 * self.elems.size, end))
+        if self.count + 1 >= self.values.size:
+            self.values = np.resize(self.values, 2 * self.values.size)
+            self.starts = np.resize(self.starts, self.values.size + 1)
+        self.elems[begin:end] = members
+        self.values[self.count] = value
+        self.count += 1
+        self.starts[self.count] = end
+
+    def scan(self, forced: np.ndarray, dropped: np.ndarray, level: float) -> float:
+        """:func:`_scan_nogoods` over the nogoods learned so far (drops in ``dropped``, in place)."""
+        return _scan_nogoods(forced, dropped, self.elems, self.starts, self.values, self.count, level)
+
+
 class _Search:
     """One branch-and-bound run on the data of an exact CSVM."""
 
@@ -208,18 +275,19 @@ class _Search:
         self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
-        self.separable = self._separable_bound(phi, upper, gram)
+        self.additive = self._additive_bound(phi, upper, gram)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
+        self.nogoods = _Nogoods()
 
-    def _separable_bound(self, phi: np.ndarray, upper: np.ndarray, gram: np.ndarray | None) -> SeparableBound | None:
-        """The additive bound (:mod:`~csvm_stats.optimization.separable_bound`) when the kernel is local
+    def _additive_bound(self, phi: np.ndarray, upper: np.ndarray, gram: np.ndarray | None) -> AdditiveBound | None:
+        """The additive bound (:mod:`~csvm_stats.optimization.additive_bound`) when the kernel is local
         enough for it to pay (Gram mode only: with few feature columns no row is local)."""
         if gram is None:
             return None
         rho = kernel_row_mass(gram)
-        if locality(gram, rho) < SEPARABLE_LOCALITY:
+        if locality(gram, rho) < ADDITIVE_LOCALITY:
             return None
-        return SeparableBound(phi, self.dual.y, upper, rho, self.phi_i.shape[0], self.members)
+        return AdditiveBound(phi, self.dual.y, upper, rho, self.phi_i.shape[0], self.members)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -349,6 +417,10 @@ class _Search:
         """Solve a waiting node's relaxation, warm-started from its stored dual point, and branch on it."""
         forced, dropped = self.forced0.copy(), self.dropped0.copy()
         forced[node.forced], dropped[node.dropped] = True, True
+        value = self.nogoods.scan(forced, dropped, self.prune_level())
+        if value > -math.inf:
+            self.pruned_min = min(self.pruned_min, max(value, node.bound))
+            return
         relaxation = self.relax(forced, self.root_start if node.start is None else node.start, self.prune_level())
         self.nodes += 1
         if relaxation is not None:
@@ -411,14 +483,19 @@ class _Search:
         ``origin`` is the stored dual point the node was warm-started from (``None``: the root's).
         """
         bound = max(bound, relaxation.dual)
+        if relaxation.dual >= self.prune_level():  # a nogood: its forced rows with alpha > 0
+            support = relaxation.alpha[self.phi_i.shape[0]:] > 0
+            self.nogoods.add(np.flatnonzero(forced & ~self.forced0 & support), relaxation.dual)
+            self.pruned_min = min(self.pruned_min, bound)
+            return
         margins = self.y_j * (self.phi_j @ relaxation.w + relaxation.b)
         while True:
             level = self.prune_level()
             dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
             count_bound, rows = self._scan(forced, dropped, margins, 1.0 - FORCED_TOL_FACTOR * relaxation.tol)
             bound = max(bound, count_bound)
-            if self.separable is not None and bound < level:
-                bound = max(bound, self.separable(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
+            if self.additive is not None and bound < level:
+                bound = max(bound, self.additive(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
@@ -471,9 +548,11 @@ class _Search:
         """Queue a node with its count bound (or record it as pruned) and its parent's dual point
         (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
         level = self.prune_level()
-        bound = max(bound, self._count_bound(forced, dropped))
-        if PUSH_SEP and self.separable is not None and bound < level:
-            bound = max(bound, self.separable(parent.alpha, parent.b, forced, dropped, self.counts, level))
+        bound = max(bound, self.nogoods.scan(forced, dropped, level))  # drops what the nogoods exclude
+        if bound < level:
+            bound = max(bound, self._count_bound(forced, dropped))
+        if self.additive is not None and bound < level:
+            bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return

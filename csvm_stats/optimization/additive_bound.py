@@ -204,7 +204,7 @@ def _bound(b0, y, f, alpha, upper, rho, base_rows, free_rows, starts, needs, dis
     return 2.0 * min(lower[:m].min(), tails)
 
 
-class SeparableBound:
+class AdditiveBound:
     """The bound of the module docstring for one bnb search (rows stacked as ``[I; J]``)."""
 
     def __init__(self, phi: np.ndarray, y: np.ndarray, upper: np.ndarray, rho: np.ndarray,

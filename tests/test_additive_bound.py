@@ -1,4 +1,4 @@
-"""The additive (separable) bnb bound for local kernels: valid against SCIP's exact node costs, and strong."""
+"""The additive bnb bound for local kernels: valid against SCIP's exact node costs, and strong."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.problem import rate_requirements
 from csvm_stats.optimization.solvers import Status, bnb
-from csvm_stats.optimization.separable_bound import kernel_row_mass, locality
+from csvm_stats.optimization.additive_bound import kernel_row_mass, locality
 
 from test_bnb import TIGHT, brute_force, forced_cost
 
@@ -57,16 +57,16 @@ def minimal_sets(free: np.ndarray, needs: list[tuple[np.ndarray, int]]):
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("gamma", [0.3, 3.0, 30.0])
-def test_separable_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatch):
+def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatch):
     """At the root and at random nodes: the bound is at most D(F u S) (SCIP, exact) for every minimal
     completion S of the counts (the cheapest descendant forces one of them)."""
-    monkeypatch.setattr(bnb, "SEPARABLE_LOCALITY", 0.0)  # engage the bound whatever the kernel's locality
+    monkeypatch.setattr(bnb, "ADDITIVE_LOCALITY", 0.0)  # engage the bound whatever the kernel's locality
     Xi, yi, Xj, yj, counts, weight = rbf_problem(seed)
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
                                   kernel="rbf", gamma=gamma, solver="bnb", options=TIGHT)
     if search is None:  # proven infeasible or trivial before any node
         return
-    assert search.separable is not None
+    assert search.additive is not None
     phi_i, phi_j = fit.feature_map.transform(Xi), fit.feature_map.transform(Xj)
     requirements = rate_requirements(yj, counts)
     rng = np.random.default_rng(seed)
@@ -78,7 +78,7 @@ def test_separable_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, mon
         relaxation = search.relax(forced, tol=1e-10)
         if relaxation is None:
             continue
-        bound = search.separable(relaxation.alpha, relaxation.b, forced, dropped, search.counts)
+        bound = search.additive(relaxation.alpha, relaxation.b, forced, dropped, search.counts)
         free = np.flatnonzero(~forced & ~dropped)
         needs = [(req.members, req.count - int(forced[req.members].sum())) for req in requirements]
         costs = [forced_cost(phi_i, yi, phi_j, yj, np.r_[np.flatnonzero(forced), S].astype(int), weight)
@@ -89,20 +89,20 @@ def test_separable_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, mon
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_bnb_with_the_separable_bound_equals_brute_force(seed, monkeypatch):
+def test_bnb_with_the_additive_bound_equals_brute_force(seed, monkeypatch):
     """bnb with a local kernel (the bound engaged by default) finds the brute-force optimum."""
     Xi, yi, Xj, yj, counts, weight = rbf_problem(100 + seed)
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
                                   kernel="rbf", gamma=20.0, solver="bnb", options=TIGHT)
     phi_i, phi_j = fit.feature_map.transform(Xi), fit.feature_map.transform(Xj)
     expected = brute_force(phi_i, yi, phi_j, yj, counts, weight)
-    assert search is not None and search.separable is not None
+    assert search is not None and search.additive is not None
     assert fit.record.status is Status.OPTIMAL
     assert fit.objective == pytest.approx(expected, rel=1e-6)
     assert fit.record.best_bound <= expected * (1 + 1e-6)
 
 
-def test_separable_bound_is_tight_when_the_kernel_is_nearly_diagonal(monkeypatch):
+def test_additive_bound_is_tight_when_the_kernel_is_nearly_diagonal(monkeypatch):
     """Anchor points far from everything (K close to the identity): the root's additive bound comes
     within 1% of the optimum, where the single-cost count bound stays near the plain SVM."""
     rng = np.random.default_rng(7)
@@ -113,9 +113,9 @@ def test_separable_bound_is_tight_when_the_kernel_is_nearly_diagonal(monkeypatch
     counts = {"tpr": 5}
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, kernel="rbf", gamma=5.0,
                                   solver="bnb", options=TIGHT)
-    assert search.separable is not None
+    assert search.additive is not None
     root = search.relax(search.forced0, tol=1e-10)
-    bound = search.separable(root.alpha, root.b, search.forced0, search.dropped0, search.counts)
+    bound = search.additive(root.alpha, root.b, search.forced0, search.dropped0, search.counts)
     assert fit.record.status is Status.OPTIMAL
     assert bound >= 0.99 * fit.objective
     assert search._count_bound(search.forced0, search.dropped0) < 0.9 * fit.objective
