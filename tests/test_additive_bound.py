@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 from csvm_stats.optimization.engine import fit_csvm
-from csvm_stats.optimization.problem import rate_requirements
 from csvm_stats.optimization.solvers import Status, bnb
-from csvm_stats.optimization.additive_bound import kernel_row_mass, locality
 
 from test_bnb import TIGHT, brute_force, forced_cost
 
@@ -60,15 +58,13 @@ def minimal_sets(free: np.ndarray, needs: list[tuple[np.ndarray, int]]):
 def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatch):
     """At the root and at random nodes: the bound is at most D(F u S) (SCIP, exact) for every minimal
     completion S of the counts (the cheapest descendant forces one of them)."""
-    monkeypatch.setattr(bnb, "ADDITIVE_LOCALITY", 0.0)  # engage the bound whatever the kernel's locality
     Xi, yi, Xj, yj, counts, weight = rbf_problem(seed)
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
                                   kernel="rbf", gamma=gamma, solver="bnb", options=TIGHT)
     if search is None:  # proven infeasible or trivial before any node
         return
     assert search.additive is not None
-    phi_i, phi_j = fit.feature_map.transform(Xi), fit.feature_map.transform(Xj)
-    requirements = rate_requirements(yj, counts)
+    data = search.d  # the anchor points that carry a requirement (the others left the model)
     rng = np.random.default_rng(seed)
     free0 = np.flatnonzero(~search.forced0 & ~search.dropped0)
     for trial in range(3):
@@ -80,8 +76,9 @@ def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monk
             continue
         bound = search.additive(relaxation.alpha, relaxation.b, forced, dropped, search.counts)
         free = np.flatnonzero(~forced & ~dropped)
-        needs = [(req.members, req.count - int(forced[req.members].sum())) for req in requirements]
-        costs = [forced_cost(phi_i, yi, phi_j, yj, np.r_[np.flatnonzero(forced), S].astype(int), weight)
+        needs = [(req.members, req.count - int(forced[req.members].sum())) for req in data.requirements]
+        costs = [forced_cost(data.phi_train, data.y_train, data.phi_anchor, data.y_anchor,
+                             np.r_[np.flatnonzero(forced), S].astype(int), data.weight, data.C)
                  for S in minimal_sets(free, needs)]
         cheapest = min(costs, default=np.inf)
         assert bound <= cheapest + 1e-6 * max(1.0, abs(cheapest)), (trial, bound, cheapest)
@@ -103,10 +100,10 @@ def test_bnb_with_the_additive_bound_equals_brute_force(seed, monkeypatch):
 
 
 def test_additive_bound_is_tight_when_the_kernel_is_nearly_diagonal(monkeypatch):
-    """Anchor points far from everything (K close to the identity): the root's additive bound comes
-    within 1% of the optimum, where the single-cost count bound stays near the plain SVM."""
+    """Points far apart (K close to the identity): the root's additive bound comes within 1% of the
+    optimum (measured 99.6%), where the single-cost count bound stays near the plain SVM (65%)."""
     rng = np.random.default_rng(7)
-    Xi = rng.normal(size=(30, 3))
+    Xi = rng.normal(size=(30, 3)) * 2.0
     yi = np.where(Xi[:, 0] > 0, 1.0, -1.0)
     Xj = rng.normal(size=(12, 3)) * 6.0  # spread out: every anchor point alone in the kernel's reach
     yj = np.r_[np.ones(6), -np.ones(6)]
@@ -119,10 +116,3 @@ def test_additive_bound_is_tight_when_the_kernel_is_nearly_diagonal(monkeypatch)
     assert fit.record.status is Status.OPTIMAL
     assert bound >= 0.99 * fit.objective
     assert search._count_bound(search.forced0, search.dropped0) < 0.9 * fit.objective
-
-
-def test_locality_is_one_for_a_diagonal_kernel_and_small_for_the_linear_one():
-    assert locality(np.eye(5), kernel_row_mass(np.eye(5))) == pytest.approx(1.0)
-    phi = np.random.default_rng(0).normal(size=(200, 2)) + 3.0
-    gram = phi @ phi.T
-    assert locality(gram, kernel_row_mass(gram)) < 0.05

@@ -31,7 +31,13 @@ a node pruned by its own relaxation's dual point :math:`\alpha` proves that
 every node forcing :math:`N = \{j \in F: \alpha_j > 0\}` is pruned too; a
 later node forcing N is pruned before its QP, and one forcing all of N but
 one free point k drops k. On the synthetic n = 2000 benchmark they remove
-42% of the node QPs (53,467 -> 30,824).
+42% of the node QPs (53,467 -> 30,824). (5) With a kernel at exact rank (Gram
+mode), the additive bound (:mod:`csvm_stats.optimization.additive_bound`): the
+(2) bound counts one point's cost, while with a local kernel the costs of the
+r points add up; it bounds their sum from the node's dual point, for every
+intercept. Paper-protocol australian fits, RBF C = 8: gamma = 32 proven with
+320 SVM solves instead of 21,635 (1.3 vs 34.5 CPU-s), gamma = 2^-2 with 1,605
+instead of 3,576.
 
 *Upper bounds.* The direction w of every node that is not pruned (and of
 the root's single-anchor costs and leaves) with the best intercept for the
@@ -78,7 +84,7 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass, locality
+from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -89,7 +95,6 @@ CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal poi
 ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
 MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
-ADDITIVE_LOCALITY = 0.0  # least median K_tt / sum_s |K_ts| at which the additive bound is used
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
@@ -275,19 +280,12 @@ class _Search:
         self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
-        self.additive = self._additive_bound(phi, upper, gram)
+        # the additive bound pays where kernel rows are local (an RBF kernel at exact rank, Gram mode); with
+        # few feature columns (the linear kernel) every row's kernel mass dwarfs its diagonal and it cannot
+        self.additive = None if gram is None else AdditiveBound(
+            phi, self.dual.y, upper, kernel_row_mass(gram), self.phi_i.shape[0], self.members)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
         self.nogoods = _Nogoods()
-
-    def _additive_bound(self, phi: np.ndarray, upper: np.ndarray, gram: np.ndarray | None) -> AdditiveBound | None:
-        """The additive bound (:mod:`~csvm_stats.optimization.additive_bound`) when the kernel is local
-        enough for it to pay (Gram mode only: with few feature columns no row is local)."""
-        if gram is None:
-            return None
-        rho = kernel_row_mass(gram)
-        if locality(gram, rho) < ADDITIVE_LOCALITY:
-            return None
-        return AdditiveBound(phi, self.dual.y, upper, rho, self.phi_i.shape[0], self.members)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
