@@ -303,7 +303,7 @@ class _Search:
         (the bound is valid at any tolerance, a loose one only weaker).
         """
         idx = np.flatnonzero(forced)
-        active = np.r_[self.train_rows, self.phi_i.shape[0] + idx]
+        active = np.concatenate([self.train_rows, self.phi_i.shape[0] + idx])
         alpha = None
         if start is not None:
             alpha = np.zeros(self.dual.y.shape[0])
