@@ -300,6 +300,41 @@ def test_bnb_stays_exact_when_the_stored_dual_points_run_out(budget, monkeypatch
     assert abs(fit.objective - reference.objective) <= slack + 1e-9 * reference.objective
 
 
+def test_local_search_improves_the_warm_start_with_feasible_points(monkeypatch):
+    """The local search only ever offers points meeting the requirements, and on an overlapping problem it
+    lowers the warm start's objective before the root's costs; a dual point without some rows stays feasible."""
+    from csvm_stats.optimization.solvers import bnb
+
+    rng = np.random.default_rng(27)
+    n = 600
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 4))
+    X[:, 0] += y
+    Xi, yi, Xj, yj = X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
+    counts = {"tpr": int(np.ceil(0.9 * (yj > 0).sum()))}
+    seen = []
+    local_search = bnb._Search._local_search
+
+    def spy(search):
+        before = search.best[0]
+        local_search(search)
+        seen.append((before, search.best[0]))
+        margins = search.y_j * (search.phi_j @ search.best[1] + search.best[2])
+        assert all((margins[m] >= 1.0 - bnb.MARGIN_TOL).sum() >= c for m, c in zip(search.members, search.counts))
+        point = search.relax(search.forced0 | search._top_set(search.best[1], search.best[2]), tol=1e-3).packed
+        rows = point[0][-3:]
+        kept, values = search._without(point, rows)
+        alpha = np.zeros(search.dual.y.shape[0])
+        alpha[kept] = values
+        assert not np.isin(rows, kept).any() and (alpha >= 0).all() and (alpha <= search.dual.upper).all()
+        assert abs(alpha @ search.dual.y) <= 1e-9 * alpha.sum()
+
+    monkeypatch.setattr(bnb._Search, "_local_search", spy)
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=SolverOptions(time_limit=600, clock="cpu"))
+    assert fit.record.status is Status.OPTIMAL
+    assert len(seen) == 1 and seen[0][1] < seen[0][0] * (1 - 1e-3)
+
+
 def test_scan_nogoods_prunes_contained_sets_and_drops_the_one_missing_point():
     """A nogood counts at or above the level; one the forced set contains prunes (its value); one missing a
     single free point drops it; one missing two points, or a point already dropped, does nothing."""
