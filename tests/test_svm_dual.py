@@ -68,8 +68,8 @@ def test_smo_stops_early_at_the_requested_value():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_feature_mode_newton_steps_reach_the_pair_step_optimum_with_hard_rows(seed):
-    """Feature mode (pair steps + Newton steps on the free rows) against Gram mode (pair steps only):
-    the same D(F) to the KKT tolerance on random problems with hard rows; every stop is dual feasible
+    """Feature mode (pair steps + Newton steps on the free rows) against Gram mode and feature mode with
+    pair steps only: the same D(F) to the KKT tolerance on random problems with hard rows; every stop is dual feasible
     and bounds D(F) from below. Seed 7 has more free rows than a Newton step takes (pair steps only)."""
     rng = np.random.default_rng(seed)
     p = 120 if seed == 7 else int(rng.integers(2, 8))
@@ -86,8 +86,10 @@ def test_feature_mode_newton_steps_reach_the_pair_step_optimum_with_hard_rows(se
     feat = SVMDual(X, y, upper, None, tol=1e-9)
     exact = gram.solve(active, plain.alpha, 10**7)
     newton = feat.solve(active, plain.alpha, 10**7)
-    assert exact.converged and newton.converged
+    pairs = SVMDual(X, y, upper, None, tol=1e-9, newton=False).solve(active, plain.alpha, 10**7)
+    assert exact.converged and newton.converged and pairs.converged
     assert newton.bound == pytest.approx(exact.bound, rel=1e-7)
+    assert pairs.bound == pytest.approx(exact.bound, rel=1e-7)
     assert primal(X, y, newton.w, newton.b, upper, active) == pytest.approx(exact.bound, rel=1e-5)
     for steps in (1, 2, 5, 30):
         partial = feat.solve(active, plain.alpha, steps)

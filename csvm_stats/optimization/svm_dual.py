@@ -56,9 +56,9 @@ CHUNK = 20000  # SMO steps per compiled call (the caller checks time and interru
 SHRINK_PERIOD = 10
 # Newton steps on the free rows (feature mode, :func:`_newton_block`): every BLOCK_PERIOD-th selection pass is one,
 # of at most BLOCK_ITERATIONS active-set iterations, on at most BLOCK_ROWS rows (more: pair steps only), with the
-# ridge BLOCK_RIDGE * mean diagonal that makes their system definite. On 536 node QPs captured from the synthetic
-# n = 2000 search they cut SMO's CPU time 2.7x (0.574 -> 0.213 s; pair steps 735,688 -> 31,431) at bounds equal in
-# the median (benchmarks/results/node_qp.md).
+# ridge BLOCK_RIDGE * mean diagonal that makes their system definite. On 305 node QPs captured from the synthetic
+# n = 2000 search they cut the node solver's CPU time 2.5x (steps 27x) at bounds equal in the median
+# (benchmarks/node_qp.py, results/node_qp.md); every 2nd pass beat every 1st / 3rd, 20 iterations beat 5.
 BLOCK_PERIOD = 2
 BLOCK_ITERATIONS = 20
 BLOCK_ROWS = 64
@@ -256,11 +256,12 @@ def _newton_block(phi, y, upper, alpha, w, grad, work, n_work, i, j, rows, chol,
 
 
 @njit(cache=True, fastmath=FAST)
-def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
+def _smo_features(phi, y, upper, sq, alpha, active, tol, max_steps, stop_value, block_period):
     """SMO in feature mode with shrinking and Newton steps; ``w = sum alpha_t y_t phi_t`` is kept. Returns (steps, gap).
 
-    Every BLOCK_PERIOD-th selection pass takes a Newton step on the free rows
-    (:func:`_newton_block`) instead of the pair step (which it falls back to when that does not move);
+    ``sq`` holds the squared norms of the rows. Every ``block_period``-th selection
+    pass (0: never) takes a Newton step on the free rows (:func:`_newton_block`)
+    instead of the pair step (which it falls back to when that does not move);
     ``steps`` counts both.
 
     Shrinking (libsvm's rule): a row at a box limit whose gradient points out
@@ -270,15 +271,13 @@ def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
     """
     d = phi.shape[1]
     grad = np.empty(phi.shape[0])
-    sq = np.empty(phi.shape[0])
-    for t in active:
-        s = 0.0
-        for k in range(d):
-            s += phi[t, k] * phi[t, k]
-        sq[t] = s
+    w = np.zeros(d)
     sum_alpha = 0.0
     for t in active:
-        sum_alpha += alpha[t]
+        if alpha[t] != 0.0:
+            sum_alpha += alpha[t]
+            for k in range(d):
+                w[k] += alpha[t] * y[t] * phi[t, k]
     work = active.copy()
     n_work = work.shape[0]
     period = min(active.shape[0], SHRINK_PERIOD)
@@ -347,7 +346,7 @@ def _smo_features(phi, y, upper, alpha, w, active, tol, max_steps, stop_value):
                     kept += 1
             n_work = kept
         since_block += 1
-        if since_block == BLOCK_PERIOD:
+        if since_block == block_period:
             since_block = 0
             moved, change = _newton_block(phi, y, upper, alpha, w, grad, work, n_work, i, j, rows, chol, buf_u, buf_v,
                                           buf_d)
@@ -495,14 +494,18 @@ class SVMDual:
     ``phi`` holds the feature rows of the stacked sample ``[I; J]``, ``y`` its
     labels, ``upper`` the box of each row (``C s_i / 2`` on I; the forced anchor
     rows get ``inf``); ``gram`` is ``phi @ phi.T`` when the rows are wide (or ``None``).
+    ``newton=False`` turns off the Newton steps of feature mode (pair steps only; for comparisons).
     """
 
-    def __init__(self, phi: np.ndarray, y: np.ndarray, upper: np.ndarray, gram: np.ndarray | None, tol: float):
+    def __init__(self, phi: np.ndarray, y: np.ndarray, upper: np.ndarray, gram: np.ndarray | None, tol: float,
+                 newton: bool = True):
         self.phi = np.ascontiguousarray(phi, dtype=float)
         self.y = np.ascontiguousarray(y, dtype=float)
         self.upper = np.ascontiguousarray(upper, dtype=float)
         self.gram = None if gram is None else np.ascontiguousarray(gram, dtype=float)
+        self.sq = np.einsum("ij,ij->i", self.phi, self.phi)  # squared row norms (feature mode)
         self.tol = tol
+        self.block_period = BLOCK_PERIOD if newton else 0
 
     def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
               stop_value: float = math.inf, tol: float | None = None) -> DualSolution:
@@ -515,9 +518,8 @@ class SVMDual:
         active = np.ascontiguousarray(active, dtype=np.int64)
         alpha = np.zeros(self.y.shape[0]) if alpha0 is None else alpha0.copy()
         if self.gram is None:
-            w = (alpha[active] * self.y[active]) @ self.phi[active]
-            steps, gap = _smo_features(self.phi, self.y, self.upper, alpha, w, active, tol, max_steps,
-                                       stop_value)
+            steps, gap = _smo_features(self.phi, self.y, self.upper, self.sq, alpha, active, tol, max_steps,
+                                       stop_value, self.block_period)
         else:
             grad = _gram_gradient(self.gram, self.y, alpha, active)
             steps, gap = _smo_gram(self.gram, self.y, self.upper, alpha, grad, active, tol, max_steps,
