@@ -31,7 +31,13 @@ a node pruned by its own relaxation's dual point :math:`\alpha` proves that
 every node forcing :math:`N = \{j \in F: \alpha_j > 0\}` is pruned too; a
 later node forcing N is pruned before its QP, and one forcing all of N but
 one free point k drops k. On the synthetic n = 2000 benchmark they remove
-42% of the node QPs (53,467 -> 30,824).
+42% of the node QPs (53,467 -> 30,824). (5) With a kernel at exact rank (Gram
+mode), the additive bound (:mod:`csvm_stats.optimization.additive_bound`): the
+(2) bound counts one point's cost, while with a local kernel the costs of the
+r points add up; it bounds their sum from the node's dual point, for every
+intercept. Paper-protocol australian fits, RBF C = 8: gamma = 32 proven with
+320 SVM solves instead of 21,635 (1.3 vs 34.5 CPU-s), gamma = 2^-2 with 1,605
+instead of 3,576.
 
 *Upper bounds.* The direction w of every node that is not pruned (and of
 the root's single-anchor costs and leaves) with the best intercept for the
@@ -79,6 +85,7 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -261,7 +268,8 @@ class _Search:
         phi = np.vstack([self.phi_i, self.phi_j])
         upper = np.r_[self.cw / 2.0, np.full(self.phi_j.shape[0], np.inf)]  # forced anchor rows: hard margins
         self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # the dual solver's KKT tolerance
-        self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram_matrix(phi), self.tol)
+        gram = gram_matrix(phi)
+        self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram, self.tol)
         self.train_rows = np.arange(self.phi_i.shape[0])
         self.forced_tol = FORCED_TOL_FACTOR * self.tol
         self.svm_solves = 0
@@ -275,6 +283,10 @@ class _Search:
         self.members = [np.ascontiguousarray(req.members, dtype=np.int64) for req in data.requirements]
         self.store = _DualStore(DUAL_BUDGET_PER_ROW * self.dual.y.shape[0])
         self.counts = [req.count for req in data.requirements]
+        # the additive bound pays where kernel rows are local (an RBF kernel at exact rank, Gram mode); with
+        # few feature columns (the linear kernel) every row's kernel mass dwarfs its diagonal and it cannot
+        self.additive = None if gram is None else AdditiveBound(
+            phi, self.dual.y, upper, kernel_row_mass(gram), self.phi_i.shape[0], self.members)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
         self.nogoods = _Nogoods()
 
@@ -542,6 +554,8 @@ class _Search:
             dropped |= ~forced & (self.cost >= level)  # reduced-cost fixing
             count_bound, rows = self._scan(forced, dropped, margins, 1.0 - FORCED_TOL_FACTOR * relaxation.tol)
             bound = max(bound, count_bound)
+            if self.additive is not None and bound < level:
+                bound = max(bound, self.additive(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
@@ -597,6 +611,8 @@ class _Search:
         bound = max(bound, self.nogoods.scan(forced, dropped, level))  # drops what the nogoods exclude
         if bound < level:
             bound = max(bound, self._count_bound(forced, dropped))
+        if self.additive is not None and bound < level:
+            bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return
