@@ -99,11 +99,11 @@ def test_nogoods_never_cut_the_optimum(monkeypatch):
         learned.append((members.copy(), value, searches[-1].forced0.copy()))
         add(self, members, value)
 
-    def spy_scan(self, forced, dropped, level):
+    def spy_scan(self, forced, dropped):
         before = dropped.copy()
-        value = scan(self, forced, dropped, level)
+        value, drop_value = scan(self, forced, dropped)
         fired.append(value > -np.inf or bool((dropped != before).any()))
-        return value
+        return value, drop_value
 
     def spy_run(self):
         searches.append(self)
@@ -336,21 +336,41 @@ def test_local_search_improves_the_warm_start_with_feasible_points(monkeypatch):
 
 
 def test_scan_nogoods_prunes_contained_sets_and_drops_the_one_missing_point():
-    """A nogood counts at or above the level; one the forced set contains prunes (its value); one missing a
-    single free point drops it; one missing two points, or a point already dropped, does nothing."""
+    """A nogood the forced set contains prunes (its value); one missing a single free point drops it and
+    reports its value (the side forcing that point is pruned); one missing two points, or a point already
+    dropped, does nothing."""
     from csvm_stats.optimization.solvers.bnb import _Nogoods
 
     goods = _Nogoods()
-    for members, value in [([1, 2], 5.0), ([3, 4], 7.0), ([0, 5, 6], 8.0), ([2, 7], 9.0)] * 100:  # grows its arrays
+    for members, value in [([1, 2, 6], 5.0), ([3, 4], 7.0), ([0, 5, 6], 8.0), ([2, 7], 9.0)] * 100:  # grows its arrays
         goods.add(np.array(members, dtype=np.int64), value)
     forced = np.zeros(8, dtype=bool)
     dropped = np.zeros(8, dtype=bool)
     forced[[1, 2, 3]], dropped[0] = True, True
-    assert goods.scan(forced, dropped, 6.0) == -np.inf  # {1, 2} is below the level
-    assert dropped.tolist() == [True, False, False, False, True, False, False, True]  # 4 ({3, 4}), 7 ({2, 7})
-    assert goods.scan(forced, dropped.copy(), 5.0) == 5.0
-    forced[[5, 6]] = True
-    assert goods.scan(forced, np.zeros(8, dtype=bool), 8.5) == -np.inf
+    assert goods.scan(forced, dropped) == (-np.inf, 5.0)  # drops 6 ({1, 2, 6}), 4 ({3, 4}), 7 ({2, 7})
+    assert dropped.tolist() == [True, False, False, False, True, False, True, True]
+    assert goods.scan(forced, dropped) == (-np.inf, np.inf)  # nothing left to drop
+    forced[6] = True
+    assert goods.scan(forced, np.zeros(8, dtype=bool))[0] == 5.0
+    forced[:] = False
+    forced[0] = True
+    assert goods.scan(forced, np.zeros(8, dtype=bool)) == (-np.inf, np.inf)  # each misses two points or more
+
+
+@pytest.mark.parametrize("seed", range(12, 20))
+def test_bnb_bound_stays_below_the_optimum_at_a_loose_gap(seed):
+    """At mip_gap = 0.1 bnb may stop early, but its best bound must stay a lower bound of the optimum:
+    points dropped by reduced-cost fixing or by a nogood leave pruned sides whose bounds count (seed 16
+    reported a bound of 14.0 above the optimum 13.747 before)."""
+    Xi, yi, Xj, yj, counts = nogood_problem(seed)
+    weight = np.ones(len(yi))
+    expected = brute_force(Xi, yi, Xj, yj, counts, weight)
+    options = SolverOptions(mip_gap=0.1, feasibility_tol=1e-9, time_limit=600, clock="cpu")
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb", options=options)
+    assert fit.record.status is Status.OPTIMAL
+    assert fit.record.best_bound <= expected * (1 + 1e-6)
+    assert fit.objective >= expected * (1 - 1e-6)
+    assert fit.objective - fit.record.best_bound <= 0.1 * fit.objective + 1e-9
 
 
 def test_scan_requirement_counts_need_free_kth_cost_and_worst_unmet_point():
