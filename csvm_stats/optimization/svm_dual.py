@@ -35,7 +35,12 @@ apart with an LP.
 
 Two kernels: *features* (``gram=None``: :math:`K_{st} = \phi_s^\top\phi_t`,
 :math:`w` kept explicitly, O(m d) per step) and *Gram* (a precomputed matrix,
-gradients updated from two kernel rows, O(m) per step).
+gradients updated from two kernel rows, O(m) per step). Feature mode also
+takes Newton steps on the free rows (:func:`_newton_block`): with few columns
+more rows are free than the rank of their kernel matrix, and pair steps
+zigzag there for thousands of steps. Gram mode (kernels at exact rank) has
+no Newton steps: there most rows are free (australian, RBF gamma = 4: a median
+359 of 433), too many for a dense step.
 """
 
 from __future__ import annotations
