@@ -20,7 +20,7 @@ def rbf_problem(seed: int):
     X = rng.normal(size=(n_i + n_j, p))
     y = np.where(X[:, 0] + rng.normal(scale=0.8, size=n_i + n_j) > 0, 1.0, -1.0)
     y[:2], y[n_i : n_i + 2] = [1.0, -1.0], [1.0, -1.0]
-    kinds = [{"tpr"}, {"tnr"}, {"acc"}, {"tpr", "tnr"}][seed % 4]
+    kinds = [{"tpr"}, {"tnr"}, {"acc"}, {"tpr", "tnr"}, {"acc", "tpr"}][seed % 5]  # the last two overlap
     yj = y[n_i:]
     sizes = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum()), "acc": n_j}
     counts = {k: max(1, sizes[k] - int(rng.integers(1, 3))) for k in kinds}
@@ -56,8 +56,9 @@ def minimal_sets(free: np.ndarray, needs: list[tuple[np.ndarray, int]]):
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("gamma", [0.3, 3.0, 30.0])
 def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatch):
-    """At the root and at random nodes: the bound is at most D(F u S) (SCIP, exact) for every minimal
-    completion S of the counts (the cheapest descendant forces one of them)."""
+    """At the root and at random nodes (and for a child from its parent's dual point): the bound is at most
+    D(F u S) (SCIP, exact) for every minimal completion S of the counts (the cheapest descendant forces one
+    of them); requirements with overlapping members included."""
     Xi, yi, Xj, yj, counts, weight = rbf_problem(seed)
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
                                   kernel="rbf", gamma=gamma, solver="bnb", options=TIGHT)
@@ -83,6 +84,17 @@ def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monk
         cheapest = min(costs, default=np.inf)
         assert bound <= cheapest + 1e-6 * max(1.0, abs(cheapest)), (trial, bound, cheapest)
         assert bound >= relaxation.dual - 1e-6 * max(1.0, abs(relaxation.dual))  # never below the node's own dual
+        if trial == 0 and free.size:  # bnb's _push: the parent's dual point bounds a child forcing one more point
+            j = free[0]
+            child = forced.copy()
+            child[j] = True
+            child_bound = search.additive(relaxation.alpha, relaxation.b, child, dropped, search.counts)
+            needs = [(req.members, req.count - int(child[req.members].sum())) for req in data.requirements]
+            costs = [forced_cost(data.phi_train, data.y_train, data.phi_anchor, data.y_anchor,
+                                 np.r_[np.flatnonzero(child), S].astype(int), data.weight, data.C)
+                     for S in minimal_sets(free[1:], needs)]
+            cheapest = min(costs, default=np.inf)
+            assert child_bound <= cheapest + 1e-6 * max(1.0, abs(cheapest)), (child_bound, cheapest)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -51,8 +51,8 @@ bracket's end), A is bounded below on each interval by its two end tangents
 and each :math:`h_j` by its smaller end value; the least interval bound is the node's bound. Every
 step is a lower bound: a coarse grid only weakens it.
 
-Cost: O(rows) per grid point, at most 2 GRID_HALF + 1 + REFINEMENTS points
-per call, below a node's SMO solve. It is strong when each row's kernel mass
+Cost: O(rows) per evaluation of A: two per widening of the bracket, then at
+most 2 GRID_HALF + 1 + REFINEMENTS points per call; below a node's SMO solve. It is strong when each row's kernel mass
 sits on its diagonal (RBF with a large gamma); bnb uses it in Gram mode (a
 kernel at exact rank), where it was measured to cut SVM solves from
 gamma = 2^-2 up (paper-protocol australian fits) and to cost nothing visible

@@ -514,7 +514,8 @@ class SVMDual:
 
     def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
               stop_value: float = math.inf, tol: float | None = None) -> DualSolution:
-        """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` pair steps.
+        """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` steps (pair
+        steps, and in feature mode Newton steps on the free rows, each counted as one).
 
         ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned);
         ``tol``: the KKT gap at which SMO stops (default: the solver's).
