@@ -266,19 +266,23 @@ def test_dual_store_keeps_its_budget_and_falls_back():
     assert store.keep(b, None) is b and store.used == 4
 
 
+def overlapping_problem(seed: int, n: int):
+    """Two overlapping Gaussian classes in 4 features, halves I and J, TPR >= 0.9 on J."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 4))
+    X[:, 0] += y
+    Xi, yi, Xj, yj = X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
+    return Xi, yi, Xj, yj, {"tpr": int(np.ceil(0.9 * (yj > 0).sum()))}
+
+
 @pytest.mark.parametrize("budget", [0, 1])
 def test_bnb_stays_exact_when_the_stored_dual_points_run_out(budget, monkeypatch):
     """With (almost) no room for the parents' dual points, nodes are warm-started from the root's point or the
     nearest stored ancestor's: more SMO steps, the same proven optimum."""
     from csvm_stats.optimization.solvers import bnb
 
-    rng = np.random.default_rng(26)
-    n = 400
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    X = rng.normal(size=(n, 4))
-    X[:, 0] += y
-    Xi, yi, Xj, yj = X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
-    counts = {"tpr": int(np.ceil(0.9 * (yj > 0).sum()))}
+    Xi, yi, Xj, yj, counts = overlapping_problem(26, 400)
     options = SolverOptions(mip_gap=1e-7, time_limit=600, clock="cpu")
     reference = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=options)
     fallbacks = []
@@ -305,13 +309,7 @@ def test_local_search_improves_the_warm_start_with_feasible_points(monkeypatch):
     lowers the warm start's objective before the root's costs; a dual point without some rows stays feasible."""
     from csvm_stats.optimization.solvers import bnb
 
-    rng = np.random.default_rng(27)
-    n = 600
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    X = rng.normal(size=(n, 4))
-    X[:, 0] += y
-    Xi, yi, Xj, yj = X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
-    counts = {"tpr": int(np.ceil(0.9 * (yj > 0).sum()))}
+    Xi, yi, Xj, yj, counts = overlapping_problem(27, 600)
     seen = []
     local_search = bnb._Search._local_search
 
