@@ -276,7 +276,7 @@ def report(time_limit: float) -> str:
             "svm_solves", "cpu_s", "wall_s", "svc_cpu_s", "load"]
     bnb = df[df.solver == "bnb"]
     lines = [
-        "# CSVM solve time: bnb, SCIP and Gurobi side by side (one run)",
+        "# CSVM solve time: bnb, SCIP and Gurobi side by side (one run per part)",
         "",
         f"Time limit {time_limit:g} CPU-s for the whole fit (SolverOptions(clock='cpu'): SCIP's CPU clock, bnb's, "
         "Gurobi's through a callback); cpu_s = CPU time of the whole fit (feature map, warm start, model, solve); svc_cpu_s = median "
