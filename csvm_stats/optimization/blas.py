@@ -7,7 +7,7 @@ while they wait, and that time is CPU time: on the 2-core test machine under
 load, ``eigh`` of an RBF kernel matrix took 2.5-4x the CPU seconds (and
 1.5-3x the wall seconds) with its default 2 threads than with one, at
 n = 300, 558, 1000 and 2000, and a Wisconsin RBF fit at exact rank 1.1-4.8
-CPU-s instead of 0.4 (``benchmarks/results/gram_qp.md``).
+CPU-s instead of 0.4 (``benchmarks/node_qp.py --gram``, ``results/node_qp_gram.md``).
 """
 
 from __future__ import annotations
