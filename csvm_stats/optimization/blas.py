@@ -8,6 +8,11 @@ load, ``eigh`` of an RBF kernel matrix took 2.5-4x the CPU seconds (and
 1.5-3x the wall seconds) with its default 2 threads than with one, at
 n = 300, 558, 1000 and 2000, and a Wisconsin RBF fit at exact rank 1.1-4.8
 CPU-s instead of 0.4 (``benchmarks/node_qp.py --gram``, ``results/node_qp_gram.md``).
+
+The limit is process-wide while a fit runs (threadpoolctl sets the BLAS
+libraries' global thread count; it is not thread-local): BLAS calls of other
+Python threads run on one thread meanwhile. The previous counts come back
+when the fit returns or raises. Scikit-learn's KMeans limits BLAS the same way.
 """
 
 from __future__ import annotations
