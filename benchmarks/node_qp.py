@@ -23,13 +23,16 @@ Run ``nice -n 10 python benchmarks/node_qp.py``; it writes
 
 ``--gram``: the Gram-mode part instead (kernel fits, RBF at exact rank: the
 cases of :func:`gram_cases`), written to ``benchmarks/results/node_qp_gram.md``:
-whole bnb fits with one BLAS thread (fit_csvm's default) against BLAS's
-default threads, alternating, CPU seconds.
+node QPs captured from each case's search and replayed with pair steps only
+and with the default solver (CG blocks on the free rows where the kernel is
+local), and whole bnb fits with one BLAS thread (fit_csvm's default) against
+BLAS's default threads, alternating, CPU and wall seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -42,7 +45,7 @@ from threadpoolctl import threadpool_info
 from csvm_stats.inference.bounds import adjust_target
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
-from csvm_stats.optimization.svm_dual import SVMDual
+from csvm_stats.optimization.svm_dual import SVMDual, local_kernel
 from paper_protocol_cost import TARGETS, target_count, training_part
 from solve_time import markdown, one_fit, split, synthetic, warm_up, wisconsin
 
@@ -89,7 +92,7 @@ def capture(n: int, every: int, limit: float) -> tuple[SVMDual, list[dict]]:
 
 def replay(dual: SVMDual, qps: list[dict], newton: bool, repeats: int) -> pd.DataFrame:
     """Solve every captured QP again; CPU seconds per QP (best of ``repeats`` passes)."""
-    solver = SVMDual(dual.phi, dual.y, dual.upper, None, dual.tol, newton=newton)
+    solver = SVMDual(dual.phi, dual.y, dual.upper, dual.gram, dual.tol, newton=newton)
     best = None
     for _ in range(repeats):
         rows = []
@@ -170,6 +173,24 @@ def gram_fits(limit: float, repeats: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gram_replays(every: int, limit: float, repeats: int) -> pd.DataFrame:
+    """Node QPs of every Gram-mode case (every ``every``-th of a bnb fit limited to ``limit`` CPU-s) replayed with
+    pair steps only (``newton=False``) and with the default solver (CG blocks where the kernel is local)."""
+    rows = []
+    for name, case in gram_cases():
+        _, dual, qps = capturing(every, lambda: gram_fit(case, limit))
+        pair, blocks = replay(dual, qps, False, repeats), replay(dual, qps, True, repeats)
+        rel = (blocks.bound - pair.bound) / pair.bound.abs()
+        rows.append(dict(case=name, local_kernel=local_kernel(dual.gram), qps=len(qps),
+                         rows_median=float(np.median([qp["active"].size for qp in qps])),
+                         pair_cpu_s=pair.cpu_s.sum(), cpu_s=blocks.cpu_s.sum(), cpu_ratio=pair.cpu_s.sum() / blocks.cpu_s.sum(),
+                         pair_steps=int(pair.steps.sum()), steps=int(blocks.steps.sum()),
+                         converged=f"{int(pair.converged.sum())} / {int(blocks.converged.sum())}",
+                         rel_bound_q0=rel.min(), rel_bound_q50=rel.median(), rel_bound_q100=rel.max()))
+        print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
 def blas_thread_count() -> int:
     """The most threads a loaded BLAS library uses now."""
     return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
@@ -177,17 +198,33 @@ def blas_thread_count() -> int:
 
 def gram_main(args: argparse.Namespace) -> None:
     """The Gram-mode part (``--gram``): writes ``node_qp_gram.md``."""
+    load = os.getloadavg()[0]
+    replays = gram_replays(args.gram_every, args.gram_limit, args.repeats)
     fits = gram_fits(args.gram_limit, args.repeats)
     lines = [
         "# Kernel fits in Gram mode (RBF at exact rank, bnb)",
         "",
         f"Command: `nice -n 10 python benchmarks/node_qp.py --gram --repeats {args.repeats} "
-        f"--gram-limit {args.gram_limit:g}`. Cases: `node_qp.gram_cases`; CPU seconds of whole fits "
-        "(`time.process_time`, the fit's own threads included), each case fitted alternately with one BLAS "
-        "thread (fit_csvm's default, `csvm_stats.optimization.blas`) and with BLAS's default threads "
-        f"(`fit_csvm.__wrapped__`); {args.repeats} fits each, time limit {args.gram_limit:g} CPU-s.",
+        f"--gram-limit {args.gram_limit:g} --gram-every {args.gram_every}`. Cases: `node_qp.gram_cases`. "
+        f"Load average before the run: {load:.1f}.",
+        "",
+        "## Node QPs replayed: pair steps only vs the default (CG blocks on the free rows where the kernel is local)",
+        "",
+        f"Every {args.gram_every}-th node QP of each case's bnb fit (limit {args.gram_limit:g} CPU-s), solved again "
+        f"in this process by both solvers, CPU best of {args.repeats} passes. `local_kernel`: the CG blocks are on "
+        "(svm_dual.local_kernel); elsewhere both columns run the same code (their ratio is the noise). Relative "
+        "bound difference (default - pair) / |pair|, least / median / largest (both are valid lower bounds; QPs "
+        "stopped at the loose node tolerance or the prune level end at different points within it); "
+        "converged: pair / default.",
+        "",
+        markdown(replays),
         "",
         "## Whole fits: BLAS threads",
+        "",
+        "CPU seconds (`time.process_time`, every thread of the process) and wall seconds of whole fits, each case "
+        "fitted alternately with one BLAS thread (fit_csvm's default, `csvm_stats.optimization.blas`) and with "
+        f"BLAS's default threads (`fit_csvm.__wrapped__`); {args.repeats} fits each, time limit "
+        f"{args.gram_limit:g} CPU-s.",
         "",
         markdown(fits),
         "",
@@ -205,6 +242,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--gram", action="store_true", help="the Gram-mode part instead (kernel fits; node_qp_gram.md)")
     parser.add_argument("--gram-limit", type=float, default=20.0, help="CPU seconds per Gram-mode fit")
+    parser.add_argument("--gram-every", type=int, default=40, help="capture every k-th node QP (Gram-mode part)")
     args = parser.parse_args()
     warm_up()
     if args.gram:
