@@ -479,7 +479,7 @@ def _cg_block(gram, diag, y, upper, alpha, grad, active, i, j, pos, d, r, z, p, 
         slope += grad[t] * d[a]
     if slope >= 0.0:
         return False
-    for k in range(m):  # qd = (y y' o K)_{A F} d, for the curvature and the gradient update
+    for k in range(m):  # qd = K_{AF} (y_F o d): Q_{AF} d = y_A o qd, for the curvature and the gradient update
         qd[k] = 0.0
     for a in range(f):
         t = active[pos[a]]
@@ -504,6 +504,8 @@ def _cg_block(gram, diag, y, upper, alpha, grad, active, i, j, pos, d, r, z, p, 
         step, block = -slope / curvature, -1
     if step == np.inf:
         return False  # unbounded along d (a forced set no hyperplane separates): the caller's LP decides
+    if step <= 0.0:
+        return False  # i or j at a limit that d pushes out of the box: the pair step instead
     for a in range(f):
         t = active[pos[a]]
         alpha[t] = min(max(alpha[t] + step * d[a], 0.0), upper[t])
