@@ -78,6 +78,7 @@ BLOCK_RIDGE = 1e-6
 # CG_PERIOD pair steps; each block runs at most CG_ITERATIONS iterations, to a relative residual of CG_RTOL.
 CG_LOCAL_QUANTILE = 0.9
 CG_LOCAL_MASS = 0.1
+CG_LOCAL_ROWS = 64  # rows that local_kernel reads
 CG_FIRST = 50
 CG_PERIOD = 100
 CG_ITERATIONS = 10
@@ -683,9 +684,14 @@ def _summary(phi, y, upper, alpha, active):
 
 def local_kernel(gram: np.ndarray) -> bool:
     r"""Is the off-diagonal kernel mass :math:`\sum_{s \ne t} |K_{ts}| / K_{tt}` below CG_LOCAL_MASS in
-    CG_LOCAL_QUANTILE of the rows (a zero diagonal counts as infinite mass)?"""
-    diag = np.diag(gram)
-    off = np.abs(gram).sum(axis=1) - np.abs(diag)
+    CG_LOCAL_QUANTILE of the rows (a zero diagonal counts as infinite mass)?
+
+    Read on every k-th row, at most CG_LOCAL_ROWS of them (a fit builds several
+    solvers; all n rows cost 1 ms per solver at n = 460, 4% of a Wisconsin fit).
+    """
+    rows = np.arange(0, gram.shape[0], max(1, gram.shape[0] // CG_LOCAL_ROWS))
+    diag = gram[rows, rows]
+    off = np.abs(gram[rows]).sum(axis=1) - np.abs(diag)
     mass = np.divide(off, diag, out=np.full(diag.shape, np.inf), where=diag > 0)
     return bool(np.quantile(mass, CG_LOCAL_QUANTILE) < CG_LOCAL_MASS)
 
