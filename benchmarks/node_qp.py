@@ -42,14 +42,14 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_info
 
-from csvm_stats.inference.bounds import adjust_target
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
 from csvm_stats.optimization.svm_dual import SVMDual, local_kernel
-from paper_protocol_cost import TARGETS, target_count, training_part
+from gram_side_by_side import cases
 from solve_time import markdown, one_fit, split, synthetic, warm_up, wisconsin
 
 RESULTS = Path(__file__).resolve().parent / "results"
+GRAM_CASES = ("australian C=1 gamma=0.5 TNR", "australian C=8 gamma=8 TNR", "wisconsin C=1 gamma=scale TPR")
 
 
 def capturing(every: int, run: Callable[[], object]) -> tuple[object, SVMDual, list[dict]]:
@@ -124,21 +124,10 @@ def cold_fits(repeats: int) -> pd.DataFrame:
 
 
 def gram_cases() -> list[tuple[str, dict]]:
-    """The kernel fits of the Gram-mode part (RBF at exact rank, bnb): australian (paper_protocol_cost.py's training
-    part, TNR >= 0.855 with the Hoeffding margin) at (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin (solve_time.py's
-    split 0, C = 1, gamma "scale", TPR >= 0.95 with the binomial margin)."""
-    X, y, I, J = training_part("australian")
-    _, k = target_count(y[J], "tnr", TARGETS["australian"]["tnr"])
-    cases = [(f"australian C={C:g} gamma={gamma:g} TNR",
-              dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=C, gamma=gamma, min_counts={"tnr": k}))
-             for C, gamma in ((1.0, 0.5), (8.0, 8.0))]
-    X, y = wisconsin()
-    I, J = split(y, 0)
-    count = adjust_target(0.95, int((y[J] > 0).sum()), 0.05, "binomial").count
-    cases.append(("wisconsin C=1 gamma=scale TPR",
-                  dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=1.0, gamma="scale",
-                       min_counts={"tpr": count})))
-    return cases
+    """The kernel fits of the Gram-mode part (RBF at exact rank, bnb; gram_side_by_side.cases): australian TNR at
+    (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin TPR."""
+    every = cases()
+    return [(name, every[name]) for name in GRAM_CASES]
 
 
 def gram_fit(case: dict, limit: float, blas_threads: bool = False) -> dict:
