@@ -23,10 +23,11 @@ Run ``nice -n 10 python benchmarks/node_qp.py``; it writes
 
 ``--gram``: the Gram-mode part instead (kernel fits, RBF at exact rank: the
 cases of :func:`gram_cases`), written to ``benchmarks/results/node_qp_gram.md``:
-node QPs captured from each case's search and replayed with pair steps only
-and with the default solver (CG blocks on the free rows where the kernel is
-local), and whole bnb fits with one BLAS thread (fit_csvm's default) against
-BLAS's default threads, alternating, CPU and wall seconds.
+node QPs captured from each case's search (and from australian TNR at gamma =
+1, 2, 4) and replayed with pair steps only and with the default solver (CG
+blocks on the free rows where the kernel is local), whole bnb fits with one
+BLAS thread (fit_csvm's default) against BLAS's default threads, alternating,
+CPU and wall seconds, and the kernel matrix's eigendecomposition both ways.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
@@ -50,6 +51,7 @@ from solve_time import markdown, one_fit, split, synthetic, warm_up, wisconsin
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GRAM_CASES = ("australian C=1 gamma=0.5 TNR", "australian C=8 gamma=8 TNR", "wisconsin C=1 gamma=scale TPR")
+GRAM_REPLAYS = GRAM_CASES + ("australian C=1 gamma=1 TNR", "australian C=1 gamma=2 TNR", "australian C=2 gamma=4 TNR")
 
 
 def capturing(every: int, run: Callable[[], object]) -> tuple[object, SVMDual, list[dict]]:
@@ -123,11 +125,11 @@ def cold_fits(repeats: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gram_cases() -> list[tuple[str, dict]]:
-    """The kernel fits of the Gram-mode part (RBF at exact rank, bnb; gram_side_by_side.cases): australian TNR at
-    (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin TPR."""
+def gram_cases(names: tuple[str, ...] = GRAM_CASES) -> list[tuple[str, dict]]:
+    """Kernel fits of the Gram-mode part (RBF at exact rank, bnb; gram_side_by_side.cases): by default australian
+    TNR at (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin TPR."""
     every = cases()
-    return [(name, every[name]) for name in GRAM_CASES]
+    return [(name, every[name]) for name in names]
 
 
 def gram_fit(case: dict, limit: float, blas_threads: bool = False) -> dict:
@@ -166,7 +168,7 @@ def gram_replays(every: int, limit: float, repeats: int) -> pd.DataFrame:
     """Node QPs of every Gram-mode case (every ``every``-th of a bnb fit limited to ``limit`` CPU-s) replayed with
     pair steps only (``newton=False``) and with the default solver (CG blocks where the kernel is local)."""
     rows = []
-    for name, case in gram_cases():
+    for name, case in gram_cases(GRAM_REPLAYS):
         _, dual, qps = capturing(every, lambda: gram_fit(case, limit))
         pair, blocks = replay(dual, qps, False, repeats), replay(dual, qps, True, repeats)
         rel = (blocks.bound - pair.bound) / pair.bound.abs()
@@ -180,6 +182,27 @@ def gram_replays(every: int, limit: float, repeats: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gram_eigh(repeats: int) -> pd.DataFrame:
+    """``np.linalg.eigh`` of an RBF kernel matrix (synthetic data, gamma = 0.1) with one BLAS thread and with
+    BLAS's default threads; CPU and wall seconds, least of ``repeats``."""
+    rows = []
+    for n in (300, 558, 1000):
+        X, _ = synthetic(n)
+        sq = np.einsum("ij,ij->i", X, X)
+        K = np.exp(-0.1 * np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0))
+        for threads in (None, 1):
+            cpu, wall = [], []
+            for _ in range(repeats):
+                with threadpool_limits(threads, "blas"):
+                    t0, w0 = time.process_time(), time.perf_counter()
+                    np.linalg.eigh(K)
+                    cpu.append(time.process_time() - t0)
+                    wall.append(time.perf_counter() - w0)
+            rows.append(dict(n=n, blas=f"default threads ({blas_thread_count()})" if threads is None else "one thread",
+                             cpu_s=min(cpu), wall_s=min(wall)))
+    return pd.DataFrame(rows)
+
+
 def blas_thread_count() -> int:
     """The most threads a loaded BLAS library uses now."""
     return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
@@ -190,6 +213,7 @@ def gram_main(args: argparse.Namespace) -> None:
     load = os.getloadavg()[0]
     replays = gram_replays(args.gram_every, args.gram_limit, args.repeats)
     fits = gram_fits(args.gram_limit, args.repeats)
+    eigh = gram_eigh(args.repeats)
     lines = [
         "# Kernel fits in Gram mode (RBF at exact rank, bnb)",
         "",
@@ -216,6 +240,13 @@ def gram_main(args: argparse.Namespace) -> None:
         f"{args.gram_limit:g} CPU-s.",
         "",
         markdown(fits),
+        "",
+        "## The kernel matrix's eigendecomposition: BLAS threads",
+        "",
+        "`np.linalg.eigh` of an n x n RBF kernel matrix (the factorisation at exact rank), CPU and wall seconds, "
+        f"least of {args.repeats}.",
+        "",
+        markdown(eigh),
         "",
     ]
     RESULTS.mkdir(exist_ok=True)

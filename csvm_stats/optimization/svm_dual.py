@@ -718,14 +718,11 @@ class SVMDual:
         self.tol = tol
         self.block_period = BLOCK_PERIOD if newton else 0
         self.cg_period = CG_PERIOD if newton and self.gram is not None and local_kernel(self.gram) else 0
-        self.sq = np.einsum("ij,ij->i", self.phi, self.phi)  # squared row norms (feature mode)
-        self.tol = tol
-        self.block_period = BLOCK_PERIOD if newton else 0
 
     def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
               stop_value: float = math.inf, tol: float | None = None) -> DualSolution:
         """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` steps (pair
-        steps, and in feature mode Newton steps on the free rows, each counted as one).
+        steps, Newton steps on the free rows in feature mode and CG blocks in Gram mode, each counted as one).
 
         ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned);
         ``tol``: the KKT gap at which SMO stops (default: the solver's).
