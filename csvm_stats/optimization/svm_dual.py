@@ -72,9 +72,9 @@ BLOCK_RIDGE = 1e-6
 # Conjugate-gradient blocks on the free rows (Gram mode, :func:`_cg_block`), taken when the kernel is local: in
 # CG_LOCAL_QUANTILE of the rows the off-diagonal mass sum_{s != t} |K_ts| / K_tt is below CG_LOCAL_MASS (there Q_FF
 # is nearly diagonal, and a diagonally preconditioned CG solves its Newton system in a few iterations). Node QPs
-# captured from australian C = 8, gamma = 8 TNR (90% quantile of the mass 0.04) took 2.3x less CPU and 6.7x fewer
-# steps (benchmarks/node_qp.py --gram); on captures at gamma = 1, 2, 4 (C = 1, 1, 2; quantiles 2.1, 0.8, 0.3) the
-# blocks were neutral (0.94-1.06x, noise level), so they stay off there.
+# captured from australian C = 8, gamma = 8 TNR (90% quantile of the mass 0.04) took 2.3x less CPU and 6.6x fewer
+# steps (benchmarks/node_qp.py --gram, results/node_qp_gram.md); forced on at gamma = 0.5, 1, 2, 4 (C = 1, 1, 1, 2;
+# quantiles 6.8, 2.1, 0.8, 0.3) they took 0.68-1.05x the CPU of pair steps, so they stay off there.
 # A node QP's first block follows its CG_FIRST-th pair step (short QPs never pay for one), later ones every
 # CG_PERIOD pair steps; each block runs at most CG_ITERATIONS iterations, to a relative residual of CG_RTOL.
 CG_LOCAL_QUANTILE = 0.9
