@@ -10,7 +10,7 @@ The data flow is formula -> design -> optimisation problem -> solver backend
 * :func:`fit_csvm` (``csvm_stats.optimization.engine``): the array-level solver kernel.
 """
 
-__version__ = "0.1.0"  # first: the modules below read it
+from csvm_stats._version import __version__
 
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.optimization.engine import fit_csvm

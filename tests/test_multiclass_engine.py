@@ -173,3 +173,28 @@ def test_bad_inputs_are_named():
         fit_multiclass_csvm(X[y < 2], y[y < 2], X[:3], y[:3], 3)
     with pytest.raises(DataError, match="asks for"):
         fit_multiclass_csvm(X, y, X[:3], y[:3], 3, min_counts={int(y[0]): 5})
+
+
+def test_time_limit_counts_the_whole_fit(monkeypatch):
+    """The solver gets what the warm start left of the time limit (as in the binary engine)."""
+    import time
+
+    import csvm_stats.multiclass.engine as engine
+
+    start, seen = engine.multiclass_start, []
+
+    def slow_start(*args, **kwargs):
+        time.sleep(0.3)  # at least 0.3 s pass on the wall clock, whatever the load
+        return start(*args, **kwargs)
+
+    def spy(problem, solver, options):
+        seen.append(options.time_limit)
+        return solvers.solve(problem, solver, options)
+
+    monkeypatch.setattr(engine, "multiclass_start", slow_start)
+    monkeypatch.setattr(engine, "solve", spy)
+    X, y = three_blobs(12, seed=3)
+    fit = fit_multiclass_csvm(X[:24], y[:24], X[24:], y[24:], 3, min_counts={0: 2},
+                              options=SolverOptions(time_limit=100.0, clock="wall"))
+    assert fit.record.status is Status.OPTIMAL
+    assert seen and seen[0] <= 100.0 - 0.3

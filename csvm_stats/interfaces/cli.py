@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats import __version__
+from csvm_stats._version import __version__
 from csvm_stats.exceptions import (
     DataError,
     FormulaError,

@@ -92,7 +92,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats import __version__
+from csvm_stats._version import __version__
 from csvm_stats.preprocessing.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.kernels import FeatureMap, Kernel

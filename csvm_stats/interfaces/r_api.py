@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats import __version__
+from csvm_stats._version import __version__
 from csvm_stats.exceptions import DataError
 from csvm_stats.interfaces.persistence import SavedModel, load_model
 from csvm_stats.interfaces.r_values import (  # noqa: F401  (API_VERSION and the option tables are part of this API)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from csvm_stats.optimization.engine import DEFAULT_BIG_M, _as_matrix
-from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
+from csvm_stats.optimization.engine import DEFAULT_BIG_M, FitBudget, check_fit_inputs, raise_for_status
+from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor, multiclass_scale
 from csvm_stats.multiclass.warmstart import MulticlassStart, multiclass_start
-from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, Status, solve
+from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, solve
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,9 @@ def fit_multiclass_csvm(
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`,
     :class:`SolverError` or :class:`DataError`.
     """
-    X_i = _as_matrix(X_train, "X_train")
-    X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
-    if X_j.shape[1] != X_i.shape[1]:
-        raise DataError(f"X_anchor has {X_j.shape[1]} columns but X_train has {X_i.shape[1]}.")
+    options = options or SolverOptions()
+    budget = FitBudget(options)
+    X_i, X_j, weight = check_fit_inputs(X_train, X_anchor, C=C, big_m=big_m, sample_weight=sample_weight)
     y_i = np.asarray(y_train, dtype=int)
     y_j = np.asarray(y_anchor, dtype=int) if X_j.shape[0] else np.empty(0, dtype=int)
     if y_i.shape != (X_i.shape[0],) or y_j.shape != (X_j.shape[0],):
@@ -112,15 +111,7 @@ def fit_multiclass_csvm(
     missing = sorted(set(range(K)) - set(y_i.tolist()))
     if missing:
         raise DataError(f"the training sample has no point of class(es) {missing}; every class must occur in it.")
-    if not (np.isfinite(C) and C > 0):
-        raise DataError(f"C must be a positive number, got {C!r}.")
-    if big_m is not None and not big_m > 0:
-        raise DataError(f"big_m must be positive or None, got {big_m!r}.")
-    weight = np.ones(X_i.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if weight.shape != (X_i.shape[0],) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
-        raise DataError("sample_weight must be positive and finite, one per training row.")
     counts = check_class_counts(min_counts or {}, y_j, K)
-    options = options or SolverOptions()
 
     reference = np.vstack([X_i, X_j])
     kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
@@ -143,22 +134,12 @@ def fit_multiclass_csvm(
             # the user's M is smaller than the start needs: solve without the start
             problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
 
-    solution = solve(problem.miqp, solver, options)
+    solution = solve(problem.miqp, solver, budget.remaining())
     record = replace(solution.record, exact=problem.exact)
     names = [str(k) for k in range(K)] if class_names is None else [str(c) for c in class_names]
     described = ", ".join(f"{names[k]!r}: {c} of {int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
-    if record.status is Status.INFEASIBLE:
-        hint = "relax a target or use an RBF kernel" if big_m is None else "raise big_m or use big_m=None"
-        raise InfeasibleConstraintsError(
-            f"no classifier meets {described} with margin 1 ({kern.describe()} kernel, big_m={big_m}); {hint}."
-        )
-    if record.status is Status.NO_SOLUTION:
-        raise NoSolutionError(
-            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without a solution meeting "
-            f"{described}; raise the time limit."
-        )
-    if record.status is Status.ERROR:
-        raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+    hint = "relax a target or use an RBF kernel" if big_m is None else "raise big_m or use big_m=None"
+    raise_for_status(record, f"{described} with margin 1", f"{kern.describe()} kernel, big_m={big_m}", hint)
     W, b, z = problem.read(solution.x)
     if kern.is_linear and fmap.reference is not None:  # back from the row-space factor to the columns
         W = (fmap.reference.T @ fmap.projection @ W.T).T

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats import __version__
+from csvm_stats._version import __version__
 from csvm_stats.exceptions import DataError
 from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule

@@ -89,6 +89,59 @@ def _as_labels(y, n: int, name: str) -> np.ndarray:
     return v.astype(float)
 
 
+def check_fit_inputs(X_train, X_anchor, *, C: float, big_m: float | None,
+                     sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The design matrices of I and J (finite, the same columns) and the training weights, checked with C and M.
+
+    Shared by the binary and the multiclass engine; labels are checked by each (their codings differ).
+    """
+    X_i = _as_matrix(X_train, "X_train")
+    X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
+    if X_j.shape[1] != X_i.shape[1]:
+        raise DataError(f"X_anchor has {X_j.shape[1]} columns but X_train has {X_i.shape[1]}.")
+    if not (np.isfinite(C) and C > 0):
+        raise DataError(f"C must be a positive number, got {C!r}.")
+    if big_m is not None and not big_m > 0:
+        raise DataError(f"big_m must be positive or None, got {big_m!r}.")
+    weight = np.ones(X_i.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if weight.shape != (X_i.shape[0],) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
+        raise DataError("sample_weight must be positive and finite, one per training row.")
+    return X_i, X_j, weight
+
+
+class FitBudget:
+    """The time limit of a whole fit: the solver gets what the feature map, warm start and model left of it.
+
+    Started when the fit starts, on the clock the options name (``"cpu"``: this process's CPU time).
+    """
+
+    def __init__(self, options: SolverOptions) -> None:
+        self.options = options
+        self.clock = time.process_time if options.clock == "cpu" else time.perf_counter
+        self.started = self.clock()
+
+    def remaining(self) -> SolverOptions:
+        """The options with the time limit cut by the time spent since the fit started."""
+        spent = self.clock() - self.started
+        return replace(self.options, time_limit=max(0.0, self.options.time_limit - spent))
+
+
+def raise_for_status(record: SolveRecord, described: str, model: str, hint: str) -> None:
+    """Raise the readable error of a solve that found no classifier; return for a solution.
+
+    ``described`` names the requirements, ``model`` the kernel and big-M, ``hint`` the fix for infeasibility.
+    """
+    if record.status is Status.INFEASIBLE:
+        raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}); {hint}.")
+    if record.status is Status.NO_SOLUTION:
+        raise NoSolutionError(
+            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "
+            f"that meets {described}; raise the time limit."
+        )
+    if record.status is Status.ERROR:
+        raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+
+
 def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
     """How many anchor points each rate counts: positives, negatives, all."""
     return {"tpr": int((y_anchor > 0).sum()), "tnr": int((y_anchor < 0).sum()), "acc": int(y_anchor.size)}
@@ -150,25 +203,14 @@ def fit_csvm(
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
     """
-    clock = time.process_time if (options or SolverOptions()).clock == "cpu" else time.perf_counter
-    started = clock()
-    X_i = _as_matrix(X_train, "X_train")
-    X_j = _as_matrix(X_anchor, "X_anchor") if np.size(X_anchor) else np.empty((0, X_i.shape[1]))
-    if X_j.shape[1] != X_i.shape[1]:
-        raise DataError(f"X_anchor has {X_j.shape[1]} columns but X_train has {X_i.shape[1]}.")
+    options = options or SolverOptions()
+    budget = FitBudget(options)
+    X_i, X_j, weight = check_fit_inputs(X_train, X_anchor, C=C, big_m=big_m, sample_weight=sample_weight)
     y_i = _as_labels(y_train, X_i.shape[0], "y_train")
     y_j = _as_labels(y_anchor, X_j.shape[0], "y_anchor") if X_j.shape[0] else np.empty(0)
     if not ((y_i > 0).any() and (y_i < 0).any()):
         raise DataError("the training sample has only one class; a classifier needs both classes in it.")
-    if not (np.isfinite(C) and C > 0):
-        raise DataError(f"C must be a positive number, got {C!r}.")
-    if big_m is not None and not big_m > 0:
-        raise DataError(f"big_m must be positive or None, got {big_m!r}.")
-    weight = np.ones(X_i.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if weight.shape != (X_i.shape[0],) or not np.all(np.isfinite(weight)) or np.any(weight <= 0):
-        raise DataError("sample_weight must be positive and finite, one per training row.")
     counts = check_min_counts(min_counts or {}, y_j)
-    options = options or SolverOptions()
 
     reference = np.vstack([X_i, X_j])
     kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
@@ -198,27 +240,14 @@ def fit_csvm(
         # model, and its objective is no upper bound on the model's optimum (no tightening from it)
         problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
-    # the time limit bounds the whole fit: the solver gets what the feature map, warm start and model left
-    spent = clock() - started
-    solution = solve(problem.miqp, solver, replace(options, time_limit=max(0.0, options.time_limit - spent)))
+    solution = solve(problem.miqp, solver, budget.remaining())
     record = replace(solution.record, exact=problem.exact)
-    if record.status is Status.INFEASIBLE:
-        hint = (
-            "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
-            if {"tpr", "tnr"} <= counts.keys() or "acc" in counts
-            else "raise big_m or use big_m=None"
-        )
-        raise InfeasibleConstraintsError(
-            f"no classifier meets {_describe_constraints(counts, y_j)} "
-            f"({kern.describe()} kernel, big_m={big_m}); {hint}."
-        )
-    if record.status is Status.NO_SOLUTION:
-        raise NoSolutionError(
-            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "
-            f"that meets {_describe_constraints(counts, y_j)}; raise the time limit."
-        )
-    if record.status is Status.ERROR:
-        raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+    hint = (
+        "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
+        if {"tpr", "tnr"} <= counts.keys() or "acc" in counts
+        else "raise big_m or use big_m=None"
+    )
+    raise_for_status(record, _describe_constraints(counts, y_j), f"{kern.describe()} kernel, big_m={big_m}", hint)
     x = solution.x
     blocks = problem.miqp.blocks
     coef, b = x[blocks["w"]], float(x[blocks["b"]][0])
