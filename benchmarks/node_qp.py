@@ -20,26 +20,41 @@ Newton steps, CPU best of ``--repeats``.
 
 Run ``nice -n 10 python benchmarks/node_qp.py``; it writes
 ``benchmarks/results/node_qp.md`` and ``node_qp.csv``.
+
+``--gram``: the Gram-mode part instead (kernel fits, RBF at exact rank: the
+cases of :func:`gram_cases`), written to ``benchmarks/results/node_qp_gram.md``:
+node QPs captured from each case's search and replayed with pair steps only
+and with the default solver (CG blocks on the free rows where the kernel is
+local), and whole bnb fits with one BLAS thread (fit_csvm's default) against
+BLAS's default threads, alternating, CPU and wall seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_info
 
-from csvm_stats.optimization.svm_dual import SVMDual
+from csvm_stats.inference.bounds import adjust_target
+from csvm_stats.optimization.engine import fit_csvm
+from csvm_stats.optimization.solvers import SolverOptions
+from csvm_stats.optimization.svm_dual import SVMDual, local_kernel
+from paper_protocol_cost import TARGETS, target_count, training_part
 from solve_time import markdown, one_fit, split, synthetic, warm_up, wisconsin
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def capture(n: int, every: int, limit: float) -> tuple[SVMDual, list[dict]]:
-    """Run bnb on the synthetic problem and keep every ``every``-th node QP (inputs and the solver used)."""
+def capturing(every: int, run: Callable[[], object]) -> tuple[object, SVMDual, list[dict]]:
+    """Call ``run`` (a bnb fit) while every ``every``-th node solver call is kept (inputs and the solver used);
+    returns run's result, the search's node solver and its captured QPs."""
     captured: list[dict] = []
     calls = [0]
     solvers: list[SVMDual] = []
@@ -53,24 +68,31 @@ def capture(n: int, every: int, limit: float) -> tuple[SVMDual, list[dict]]:
                                  max_steps=max_steps, stop_value=stop_value, tol=tol))
         return original(self, active, alpha0, max_steps, stop_value, tol)
 
-    X, y = synthetic(n)
-    I, J = split(y, 0)
-    count = int(np.ceil(0.9 * (y[J] > 0).sum()))
     SVMDual.solve = solve
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = one_fit(X, y, I, J, kernel="linear", count=count, solver="bnb", time_limit=limit)
+            result = run()
     finally:
         SVMDual.solve = original
-    print(fit, f"{calls[0]} node solver calls, {len(captured)} captured", flush=True)
+    print(result, f"{calls[0]} node solver calls, {len(captured)} captured", flush=True)
     dual = solvers[-1]  # the search's node solver (the warm start's SVM fits come first)
-    return dual, [c for c, s in zip(captured, solvers) if s is dual]
+    return result, dual, [c for c, s in zip(captured, solvers) if s is dual]
+
+
+def capture(n: int, every: int, limit: float) -> tuple[SVMDual, list[dict]]:
+    """Run bnb on the synthetic problem and keep every ``every``-th node QP (inputs and the solver used)."""
+    X, y = synthetic(n)
+    I, J = split(y, 0)
+    count = int(np.ceil(0.9 * (y[J] > 0).sum()))
+    _, dual, qps = capturing(every, lambda: one_fit(X, y, I, J, kernel="linear", count=count, solver="bnb",
+                                                    time_limit=limit))
+    return dual, qps
 
 
 def replay(dual: SVMDual, qps: list[dict], newton: bool, repeats: int) -> pd.DataFrame:
     """Solve every captured QP again; CPU seconds per QP (best of ``repeats`` passes)."""
-    solver = SVMDual(dual.phi, dual.y, dual.upper, None, dual.tol, newton=newton)
+    solver = SVMDual(dual.phi, dual.y, dual.upper, dual.gram, dual.tol, newton=newton)
     best = None
     for _ in range(repeats):
         rows = []
@@ -101,14 +123,131 @@ def cold_fits(repeats: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gram_cases() -> list[tuple[str, dict]]:
+    """The kernel fits of the Gram-mode part (RBF at exact rank, bnb): australian (paper_protocol_cost.py's training
+    part, TNR >= 0.855 with the Hoeffding margin) at (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin (solve_time.py's
+    split 0, C = 1, gamma "scale", TPR >= 0.95 with the binomial margin)."""
+    X, y, I, J = training_part("australian")
+    _, k = target_count(y[J], "tnr", TARGETS["australian"]["tnr"])
+    cases = [(f"australian C={C:g} gamma={gamma:g} TNR",
+              dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=C, gamma=gamma, min_counts={"tnr": k}))
+             for C, gamma in ((1.0, 0.5), (8.0, 8.0))]
+    X, y = wisconsin()
+    I, J = split(y, 0)
+    count = adjust_target(0.95, int((y[J] > 0).sum()), 0.05, "binomial").count
+    cases.append(("wisconsin C=1 gamma=scale TPR",
+                  dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=1.0, gamma="scale",
+                       min_counts={"tpr": count})))
+    return cases
+
+
+def gram_fit(case: dict, limit: float, blas_threads: bool = False) -> dict:
+    """One bnb fit of a Gram-mode case; ``blas_threads``: BLAS with its default threads (fit_csvm without its
+    one-thread limit)."""
+    fit = fit_csvm.__wrapped__ if blas_threads else fit_csvm
+    t0, w0 = time.process_time(), time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = fit(**case, kernel="rbf", big_m=None, solver="bnb",
+                  options=SolverOptions(time_limit=limit, clock="cpu")).record
+    return dict(status=rec.status.value, objective=rec.objective, bound=rec.best_bound, svm_solves=rec.svm_solves,
+                cpu_s=time.process_time() - t0, wall_s=time.perf_counter() - w0)
+
+
+def gram_fits(limit: float, repeats: int) -> pd.DataFrame:
+    """Every Gram-mode case fitted with one BLAS thread (the default) and with BLAS's own threads, alternating;
+    CPU (median, least, most) and median wall seconds of ``repeats`` fits each."""
+    rows = []
+    for name, case in gram_cases():
+        runs = {False: [], True: []}
+        for _ in range(repeats):
+            for threads in (True, False):
+                runs[threads].append(gram_fit(case, limit, threads))
+        for threads in (True, False):
+            df = pd.DataFrame(runs[threads])
+            rows.append(dict(case=name, blas=f"default threads ({blas_thread_count()})" if threads else "one thread",
+                             status=df.status.iloc[-1], svm_solves=int(df.svm_solves.median()),
+                             cpu_s_median=df.cpu_s.median(), cpu_s_min=df.cpu_s.min(), cpu_s_max=df.cpu_s.max(),
+                             wall_s_median=df.wall_s.median()))
+            print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def gram_replays(every: int, limit: float, repeats: int) -> pd.DataFrame:
+    """Node QPs of every Gram-mode case (every ``every``-th of a bnb fit limited to ``limit`` CPU-s) replayed with
+    pair steps only (``newton=False``) and with the default solver (CG blocks where the kernel is local)."""
+    rows = []
+    for name, case in gram_cases():
+        _, dual, qps = capturing(every, lambda: gram_fit(case, limit))
+        pair, blocks = replay(dual, qps, False, repeats), replay(dual, qps, True, repeats)
+        rel = (blocks.bound - pair.bound) / pair.bound.abs()
+        rows.append(dict(case=name, local_kernel=local_kernel(dual.gram), qps=len(qps),
+                         rows_median=float(np.median([qp["active"].size for qp in qps])),
+                         pair_cpu_s=pair.cpu_s.sum(), cpu_s=blocks.cpu_s.sum(), cpu_ratio=pair.cpu_s.sum() / blocks.cpu_s.sum(),
+                         pair_steps=int(pair.steps.sum()), steps=int(blocks.steps.sum()),
+                         converged=f"{int(pair.converged.sum())} / {int(blocks.converged.sum())}",
+                         rel_bound_q0=rel.min(), rel_bound_q50=rel.median(), rel_bound_q100=rel.max()))
+        print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def blas_thread_count() -> int:
+    """The most threads a loaded BLAS library uses now."""
+    return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def gram_main(args: argparse.Namespace) -> None:
+    """The Gram-mode part (``--gram``): writes ``node_qp_gram.md``."""
+    load = os.getloadavg()[0]
+    replays = gram_replays(args.gram_every, args.gram_limit, args.repeats)
+    fits = gram_fits(args.gram_limit, args.repeats)
+    lines = [
+        "# Kernel fits in Gram mode (RBF at exact rank, bnb)",
+        "",
+        f"Command: `nice -n 10 python benchmarks/node_qp.py --gram --repeats {args.repeats} "
+        f"--gram-limit {args.gram_limit:g} --gram-every {args.gram_every}`. Cases: `node_qp.gram_cases`. "
+        f"Load average before the run: {load:.1f}.",
+        "",
+        "## Node QPs replayed: pair steps only vs the default (CG blocks on the free rows where the kernel is local)",
+        "",
+        f"Every {args.gram_every}-th node QP of each case's bnb fit (limit {args.gram_limit:g} CPU-s), solved again "
+        f"in this process by both solvers, CPU best of {args.repeats} passes. `local_kernel`: the CG blocks are on "
+        "(svm_dual.local_kernel); elsewhere both columns run the same code (their ratio is the noise). Relative "
+        "bound difference (default - pair) / |pair|, least / median / largest (both are valid lower bounds; QPs "
+        "stopped at the loose node tolerance or the prune level end at different points within it); "
+        "converged: pair / default.",
+        "",
+        markdown(replays),
+        "",
+        "## Whole fits: BLAS threads",
+        "",
+        "CPU seconds (`time.process_time`, every thread of the process) and wall seconds of whole fits, each case "
+        "fitted alternately with one BLAS thread (fit_csvm's default, `csvm_stats.optimization.blas`) and with "
+        f"BLAS's default threads (`fit_csvm.__wrapped__`); {args.repeats} fits each, time limit "
+        f"{args.gram_limit:g} CPU-s.",
+        "",
+        markdown(fits),
+        "",
+    ]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "node_qp_gram.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--every", type=int, default=100, help="capture every k-th node QP")
     parser.add_argument("--limit", type=float, default=300.0, help="CPU seconds of the captured bnb search")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--gram", action="store_true", help="the Gram-mode part instead (kernel fits; node_qp_gram.md)")
+    parser.add_argument("--gram-limit", type=float, default=20.0, help="CPU seconds per Gram-mode fit")
+    parser.add_argument("--gram-every", type=int, default=40, help="capture every k-th node QP (Gram-mode part)")
     args = parser.parse_args()
     warm_up()
+    if args.gram:
+        gram_main(args)
+        return
     dual, qps = capture(args.n, args.every, args.limit)
     pair = replay(dual, qps, False, args.repeats)
     newton = replay(dual, qps, True, args.repeats)

@@ -40,6 +40,24 @@ TARGETS = {"australian": {"tpr": 0.888, "tnr": 0.855}, "wisconsin": {"tpr": 1.01
 DEFAULT_PAIRS = [(8.0, 2**-4), (0.5, 2**-5), (32.0, 2**-2)]
 
 
+def training_part(dataset: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The first inner training part of the first outer fold, standardised: (X, y, I, J) with I, J its 50/50 split."""
+    X, y = load(dataset)
+    X, y = X.to_numpy(float), np.asarray(y, float)
+    outer = next(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))[0]
+    inner = next(StratifiedKFold(10, shuffle=True, random_state=0).split(X[outer], y[outer]))[0]
+    rows = outer[inner]
+    Xs, ys = StandardScaler().fit_transform(X[rows]), y[rows]
+    I, J = train_test_split(np.arange(len(ys)), test_size=0.5, stratify=ys, random_state=0)
+    return Xs, ys, I, J
+
+
+def target_count(y_anchor: np.ndarray, rate: str, p0: float) -> tuple[int, int]:
+    """(anchor points of the rate's class, how many must meet their margin): Hoeffding at alpha = 0.05, or all."""
+    n_class = int((y_anchor == (1 if rate == "tpr" else -1)).sum())
+    return n_class, n_class if p0 >= 1.0 else adjust_target(p0, n_class, 0.05, "hoeffding").count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", choices=sorted(TARGETS), default="australian")
@@ -48,21 +66,14 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=30.0, help="CPU seconds per fit")
     parser.add_argument("--out", type=Path, default=None, help="append the JSON lines to this file")
     args = parser.parse_args()
-    X, y = load(args.dataset)
-    X, y = X.to_numpy(float), np.asarray(y, float)
-    outer = next(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))[0]
-    inner = next(StratifiedKFold(10, shuffle=True, random_state=0).split(X[outer], y[outer]))[0]
-    rows = outer[inner]
-    Xs, ys = StandardScaler().fit_transform(X[rows]), y[rows]
-    I, J = train_test_split(np.arange(len(ys)), test_size=0.5, stratify=ys, random_state=0)
+    Xs, ys, I, J = training_part(args.dataset)
     pairs = Grid.paper().pairs()
     chosen = DEFAULT_PAIRS if not args.sample else [
         pairs[g] for g in np.random.default_rng(0).choice(len(pairs), args.sample, replace=False)]
     warm_up()  # bnb's numba kernels compiled (or loaded from cache) before timing
     for C, gamma in chosen:
         for rate, p0 in TARGETS[args.dataset].items():
-            n_class = int((ys[J] == (1 if rate == "tpr" else -1)).sum())
-            k = n_class if p0 >= 1.0 else adjust_target(p0, n_class, 0.05, "hoeffding").count
+            n_class, k = target_count(ys[J], rate, p0)
             for solver in args.solvers:
                 t0 = time.process_time()
                 fit = fit_csvm(Xs[I], ys[I], Xs[J], ys[J], C=C, kernel="rbf", gamma=gamma, min_counts={rate: k},

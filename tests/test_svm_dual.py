@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from csvm_stats.optimization.svm_dual import SVMDual
+from csvm_stats.optimization.svm_dual import CG_FIRST, SVMDual, local_kernel
 from sklearn.svm import SVC
 
 
@@ -93,6 +93,40 @@ def test_feature_mode_newton_steps_reach_the_pair_step_optimum_with_hard_rows(se
     assert primal(X, y, newton.w, newton.b, upper, active) == pytest.approx(exact.bound, rel=1e-5)
     for steps in (1, 2, 5, 30):
         partial = feat.solve(active, plain.alpha, steps)
+        alpha = partial.alpha[active]
+        assert np.all(alpha >= 0.0) and np.all(alpha <= upper[active])
+        assert abs(y[active] @ alpha) <= 1e-9 * max(1.0, alpha.sum())
+        assert plain.bound * (1 - 1e-9) <= partial.bound <= exact.bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_gram_mode_cg_blocks_reach_the_pair_step_optimum_with_hard_rows(seed):
+    """Gram mode with a local kernel (RBF, gamma = 2 on 10 columns: CG blocks on the free rows) against Gram mode
+    with pair steps only: the same D(F) to the KKT tolerance with 1-7 hard rows and rows at their box limits; every
+    stop, before and after the first block, is dual feasible and lies between the parent's bound and D(F)."""
+    rng = np.random.default_rng(seed)
+    n_i, n_f = int(rng.integers(100, 160)), int(rng.integers(1, 8))
+    X, y = sample(200 + seed, n=n_i + 40, p=10)
+    sq = np.einsum("ij,ij->i", X, X)
+    K = np.exp(-2.0 * np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0))
+    lam, V = np.linalg.eigh(K)
+    phi = V * np.sqrt(np.maximum(lam, 0.0))  # the exact-rank feature map: phi phi' = K
+    upper = np.r_[0.4 * rng.integers(1, 4, size=n_i), np.full(40, np.inf)]
+    assert local_kernel(K)
+    blocks = SVMDual(phi, y, upper, K, tol=1e-9)
+    pairs = SVMDual(phi, y, upper, K, tol=1e-9, newton=False)
+    assert blocks.cg_period > 0 and pairs.cg_period == 0
+    plain = pairs.solve(np.arange(n_i), None, 10**7)
+    margins = y[n_i:] * (phi[n_i:] @ plain.w + plain.b)
+    active = np.r_[np.arange(n_i), n_i + np.argsort(margins)[:n_f]]  # hard rows the plain SVM misses most
+    exact = pairs.solve(active, plain.alpha, 10**7)
+    cg = blocks.solve(active, plain.alpha, 10**7)
+    assert exact.converged and cg.converged
+    assert cg.steps < exact.steps  # the blocks ran (each counts as one step)
+    assert cg.bound == pytest.approx(exact.bound, rel=1e-7)
+    assert primal(phi, y, cg.w, cg.b, upper, active) == pytest.approx(exact.bound, rel=1e-5)
+    for steps in (1, CG_FIRST - 1, CG_FIRST, CG_FIRST + 1, CG_FIRST + 40):
+        partial = blocks.solve(active, plain.alpha, steps)
         alpha = partial.alpha[active]
         assert np.all(alpha >= 0.0) and np.all(alpha <= upper[active])
         assert abs(y[active] @ alpha) <= 1e-9 * max(1.0, alpha.sum())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from csvm_stats.optimization.blas import one_blas_thread
 from csvm_stats.optimization.engine import DEFAULT_BIG_M, FitBudget, check_fit_inputs, raise_for_status
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
@@ -66,6 +67,7 @@ def check_class_counts(min_counts: Mapping[int, int], y_anchor: np.ndarray, n_cl
     return out
 
 
+@one_blas_thread
 def fit_multiclass_csvm(
     X_train,
     y_train,

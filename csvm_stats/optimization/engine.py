@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
+from csvm_stats.optimization.blas import one_blas_thread
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.optimization.problem import (
     RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points, rate_requirements,
@@ -171,6 +172,7 @@ def _describe_constraints(min_counts: Mapping[str, int], y_anchor: np.ndarray) -
     return ", ".join(f"{RATE_NAMES[k]} >= {c}/{sizes[k]} anchor points" for k, c in min_counts.items())
 
 
+@one_blas_thread
 def fit_csvm(
     X_train,
     y_train,
@@ -198,7 +200,9 @@ def fit_csvm(
     ``big_m=None`` solves the exact model (proven per-point constants or
     indicator constraints), the default; a number M is the paper's big-M model,
     exact only when M is at least every proven bound (``fit.record.exact``).
-    ``sample_weight`` gives training multiplicities.
+    ``sample_weight`` gives training multiplicities. BLAS runs on one thread
+    during the fit (:mod:`csvm_stats.optimization.blas`: on these sizes threaded OpenBLAS spends more CPU
+    than it saves).
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.

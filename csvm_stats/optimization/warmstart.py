@@ -157,9 +157,10 @@ def best_shift(
     """
     best: WarmStart | None = None
     interval = all(req.kind in ("tpr", "tnr") for req in requirements)
+    scores_train, scores_anchor = phi_train @ w0, phi_anchor @ w0  # scores are linear in w: once for every factor
     for factor in factors:
         w = factor * w0
-        s_train, s_anchor = phi_train @ w, phi_anchor @ w
+        s_train, s_anchor = factor * scores_train, factor * scores_anchor
         if interval:
             b = _interval_intercept(s_train, y_train, C * weight, s_anchor, requirements)
             if b is None:
