@@ -4,9 +4,9 @@ A kernel fit's BLAS work is the eigendecomposition of the n x n kernel
 matrix (:func:`csvm_stats.optimization.kernels.factorise`) and small
 products; the node QPs are single-threaded numba code. OpenBLAS threads spin
 while they wait, and that time is CPU time: on the 2-core test machine under
-load, ``eigh`` of an RBF kernel matrix took more CPU (and wall) seconds with
-its default 2 threads than with one at n = 300 to 1000, and a Wisconsin RBF fit
-at exact rank 1.97 CPU-s (median of 3) instead of 0.60
+load, ``eigh`` of an RBF kernel matrix took 1.9x (n = 300) to 20x (n = 1000)
+the CPU seconds with its default 2 threads than with one, and a Wisconsin
+RBF fit at exact rank 2.76 CPU-s (median of 2) instead of 0.48
 (``benchmarks/node_qp.py --gram``, ``results/node_qp_gram.md``).
 
 The limit is process-wide while a fit runs (threadpoolctl sets the BLAS
