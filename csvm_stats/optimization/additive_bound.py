@@ -220,13 +220,26 @@ class AdditiveBound:
         self.members = members
         flat = np.concatenate(members) if members else np.empty(0, np.int64)
         self.disjoint = bool(np.unique(flat).size == flat.size)
+        self._point: np.ndarray | None = None  # the dual point of the last call and its (w, f)
+        self._fitted: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+
+    def fitted(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`w_\alpha` and the scores :math:`f = \Phi w_\alpha` of a dual point, cached for the last point.
+
+        The cache is keyed on the array object (``is``): bnb never changes a relaxation's dual point
+        in place once it is returned, and calls the bound for a node and then for its children with the
+        same point.
+        """
+        if alpha is not self._point:
+            w = self.phi.T @ (alpha * self.y)
+            self._point, self._fitted = alpha, (w, self.phi @ w)
+        return self._fitted
 
     def __call__(self, alpha: np.ndarray, b: float, forced: np.ndarray, dropped: np.ndarray,
                  counts: list[int], stop_value: float = np.inf) -> float:
         """Lower bound on D(F') of every descendant of a node (its sets and dual point ``alpha``)."""
         n_i = self.n_train
-        w = self.phi.T @ (alpha * self.y)
-        f = self.phi @ w
+        w, f = self.fitted(alpha)
         base_rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(forced)].astype(np.int64)
         free_parts, needs = [], []
         for members, count in zip(self.members, counts):

@@ -86,6 +86,7 @@ from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
+from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -294,6 +295,9 @@ class _Search:
             phi, self.dual.y, upper, kernel_row_mass(gram), self.phi_i.shape[0], self.members)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
         self.nogoods = _Nogoods()
+        self.phi, self.gram = phi, gram
+        self.orbits = NO_ORBITS  # interchangeable anchor points (Gram mode; found after the root's costs)
+        self.orbit_of = np.full(self.phi_j.shape[0], -1, dtype=np.int64)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -307,9 +311,11 @@ class _Search:
 
     # ---------------------------------------------------------------- bounds
     def prune_level(self) -> float:
+        """A node whose bound reaches this is pruned: the incumbent less the optimality gap, plus the orbits' slack
+        (which :meth:`lower_bound` subtracts)."""
         if self.best is None:
             return math.inf
-        return self.best[0] - self.options.mip_gap * abs(self.best[0])
+        return self.best[0] - self.options.mip_gap * abs(self.best[0]) + self.orbits.slack
 
     def objective(self, w: np.ndarray, b: float) -> float:
         return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
@@ -406,6 +412,11 @@ class _Search:
             self._local_search()
         self.cost = np.full(n_j, root.dual)
         self._root_costs(self.forced0, self.dropped0, root)
+        if self.gram is not None and self.best is not None:
+            self.orbits = find_orbits(self.gram, self.phi, self.dual.y, self.cw, self.phi_i.shape[0], self.members,
+                                      ~self.forced0 & ~self.dropped0, self.best[0],
+                                      SLACK_SHARE * self.options.mip_gap * abs(self.best[0]))
+            self.orbit_of = self.orbits.orbit_of(n_j)
         heap: list[_Node] = []
         self._process(self.forced0.copy(), self.dropped0.copy(), root.dual, root, heap)
         while heap:
@@ -430,6 +441,8 @@ class _Search:
         if value > -math.inf:
             self.pruned_min = min(self.pruned_min, max(value, node.bound))
             return
+        if not self._break_symmetry(forced, dropped):
+            return
         relaxation = self.relax(forced, self.root_start if node.start is None else node.start, self.prune_level())
         self.nodes += 1
         if relaxation is not None:
@@ -438,11 +451,27 @@ class _Search:
             self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
     def lower_bound(self) -> float:
-        """The least bound over open, closed and pruned nodes (capped by the incumbent)."""
+        """The least bound over open, closed and pruned nodes (capped by the incumbent), less the orbits' slack."""
         values = [self.open_min, self.closed_min, self.pruned_min]
         if self.best is not None:
             values.append(self.best[0])
-        return min(values)
+        return min(values) - self.orbits.slack
+
+    def _break_symmetry(self, forced: np.ndarray, dropped: np.ndarray) -> bool:
+        """Each orbit's part of a node made a prefix (:func:`propagate`, in place); ``False``: the node holds
+        no forced set that keeps the orbits' order (no record: the search covers its sets' images)."""
+        return self.orbits.count == 0 or propagate(forced, dropped, self.orbits.elems, self.orbits.starts,
+                                                   self.orbits.count)
+
+    def _branch_point(self, j: int, forced: np.ndarray, dropped: np.ndarray) -> int:
+        """The free point to branch on instead of j: the last free member of j's orbit (forcing it forces the
+        orbit's free members, dropping it drops nothing else), or j itself."""
+        o = self.orbit_of[j]
+        if o < 0:
+            return j
+        orbit = self.orbits.elems[self.orbits.starts[o]:self.orbits.starts[o + 1]]
+        free = orbit[~forced[orbit] & ~dropped[orbit]]
+        return int(free[-1])
 
     def _top_set(self, w: np.ndarray, b: float) -> np.ndarray:
         """The root's forced points and, for each requirement, its ``count`` members of largest margin at (w, b)
@@ -565,6 +594,12 @@ class _Search:
             if fixed.any():
                 self.pruned_min = min(self.pruned_min, max(bound, float(self.cost[fixed].min())))
                 dropped |= fixed
+            kept = forced.copy()
+            if not self._break_symmetry(kept, dropped):
+                return
+            if (kept != forced).any():  # the orbits force more: a node of its own
+                self._push(heap, bound, kept, dropped, relaxation, origin)
+                return
             count_bound, rows = self._scan(forced, dropped, margins, 1.0 - FORCED_TOL_FACTOR * relaxation.tol)
             bound = max(bound, count_bound)
             if self.additive is not None and bound < level:
@@ -609,6 +644,7 @@ class _Search:
                 if wide or not relaxation.met or self.best is None:
                     self.unresolved = True
                 return
+            j = self._branch_point(j, forced, dropped)
             child = forced.copy()
             child[j] = True
             self._push(heap, bound, child, dropped.copy(), relaxation, origin)
@@ -621,9 +657,12 @@ class _Search:
         """Queue a node with its count bound (or record it as pruned) and its parent's dual point
         (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
         level = self.prune_level()
+        dropped = dropped.copy()
         value, drop_value = self.nogoods.scan(forced, dropped)  # drops what the nogoods exclude
         self.pruned_min = min(self.pruned_min, max(drop_value, bound))
         bound = max(bound, value)
+        if not self._break_symmetry(forced, dropped):
+            return
         if bound < level:
             bound = max(bound, self._count_bound(forced, dropped))
         if self.additive is not None and bound < level:
