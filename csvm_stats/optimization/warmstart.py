@@ -38,8 +38,8 @@ SCALE_FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0, 8.0, 16.0)
 MARGIN_TOL = 1e-9
 POLISH_ROUNDS = 3
 MAX_SVM_STEPS = 2_000_000  # SMO pair steps of one warm-start SVM fit
-ANCHOR_WEIGHT = 100.0
-GRAM_COLUMNS_RATIO = 0.25  # weight of a kept anchor point relative to C in the polishing SVM
+ANCHOR_WEIGHT = 100.0  # weight of a kept anchor point relative to C in the polishing SVM
+GRAM_COLUMNS_RATIO = 0.25  # feature columns per row above which SVM fits (and bnb) use an n x n Gram matrix
 
 
 @dataclass(frozen=True)
