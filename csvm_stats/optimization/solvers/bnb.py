@@ -87,6 +87,7 @@ from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
+from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -100,6 +101,7 @@ ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs 
 LOCAL_SEARCH_SHARE = 0.1  # share of the time limit the primal local search may take
 LOCAL_SEARCH_GAIN = 1e-6  # relative decrease of D(M) that counts as a local-search improvement
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
+ENVELOPE_AFTER = 200  # SVM solves before the intercept envelope is built (Gram mode; easy fits never pay for it)
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
 
@@ -298,6 +300,7 @@ class _Search:
         self.phi, self.gram = phi, gram
         self.orbits = NO_ORBITS  # interchangeable anchor points (Gram mode; found after the root's costs)
         self.orbit_of = np.full(self.phi_j.shape[0], -1, dtype=np.int64)
+        self.envelope: InterceptEnvelope | None = None  # fixed-intercept points of the root (Gram mode, lazily)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -405,6 +408,7 @@ class _Search:
         if root is None:
             return Status.INFEASIBLE
         self.root_start = root.packed
+        self.root = root
         self.open_min = root.dual
         self.shift(root.w)
         self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
@@ -423,6 +427,11 @@ class _Search:
             self.open_min = heap[0].bound
             if self.elapsed() >= self.options.time_limit:
                 return Status.TIME_LIMIT
+            if (self.envelope is None and self.additive is not None and self.best is not None
+                    and self.svm_solves >= ENVELOPE_AFTER):
+                self.envelope = InterceptEnvelope.build(self.additive, self.gram, self.root.alpha, self.root.b,
+                                                        self.best[2], self.forced0, self.dropped0, self.counts,
+                                                        self.prune_level())
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
                 self.pruned_min = min(self.pruned_min, node.bound)
@@ -604,6 +613,8 @@ class _Search:
             bound = max(bound, count_bound)
             if self.additive is not None and bound < level:
                 bound = max(bound, self.additive(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
+            if self.envelope is not None and bound < level:
+                bound = max(bound, self.envelope(forced, dropped, self.counts, level))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
@@ -667,6 +678,8 @@ class _Search:
             bound = max(bound, self._count_bound(forced, dropped))
         if self.additive is not None and bound < level:
             bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
+        if self.envelope is not None and bound < level:
+            bound = max(bound, self.envelope(forced, dropped, self.counts, level))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return
