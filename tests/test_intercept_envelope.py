@@ -77,9 +77,9 @@ def test_envelope_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatc
 
 @pytest.mark.parametrize("seed", range(6))
 def test_bnb_with_the_envelope_from_the_start_equals_brute_force(seed, monkeypatch):
-    """The envelope built before the first node (ENVELOPE_AFTER = 0) on ties with duplicates and on local
+    """The envelope built before the first node (DEEP_SEARCH_AFTER = 0) on ties with duplicates and on local
     kernels: bnb finds the brute-force optimum and its bound stays below it."""
-    monkeypatch.setattr(bnb, "ENVELOPE_AFTER", 0)
+    monkeypatch.setattr(bnb, "DEEP_SEARCH_AFTER", 0)
     if seed % 2:
         Xi, yi, Xj, yj, counts, weight = tie_problem(seed)
         options, gamma = GAP, 2.0

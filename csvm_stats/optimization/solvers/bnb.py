@@ -37,7 +37,15 @@ mode), the additive bound (:mod:`csvm_stats.optimization.additive_bound`): the
 r points add up; it bounds their sum from the node's dual point, for every
 intercept. Paper-protocol australian fits, RBF C = 8: gamma = 32 proven with
 320 SVM solves instead of 21,635 (1.3 vs 34.5 CPU-s), gamma = 2^-2 with 1,605
-instead of 3,576.
+instead of 3,576. A search still open after DEEP_SEARCH_AFTER SVM solves
+(Gram mode, :meth:`_Search._deepen`) adds two more: (6) the intercept
+envelope (:mod:`csvm_stats.optimization.intercept_envelope`): the same sums
+from dual points of the root's QP solved at a few fixed intercepts, which stay
+tight where the optimum's intercept is far from the nodes' own; (7) orbits of
+interchangeable anchor points (:mod:`csvm_stats.optimization.anchor_symmetry`:
+isolated or duplicated points of one class), branched on in one order only,
+at a proven slack that the prune level adds and the reported bound subtracts
+(an optimal fit's gap can exceed ``mip_gap`` by it, at most about 1% of it).
 
 *Upper bounds.* The direction w of every node that is not pruned (and of
 the root's single-anchor costs and leaves) with the best intercept for the
@@ -101,7 +109,8 @@ ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs 
 LOCAL_SEARCH_SHARE = 0.1  # share of the time limit the primal local search may take
 LOCAL_SEARCH_GAIN = 1e-6  # relative decrease of D(M) that counts as a local-search improvement
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
-ENVELOPE_AFTER = 200  # SVM solves before the intercept envelope is built (Gram mode; easy fits never pay for it)
+DEEP_SEARCH_AFTER = 200  # SVM solves before the orbits and the intercept envelope are set up (Gram mode; easy
+# fits never pay for them)
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
 
@@ -318,7 +327,7 @@ class _Search:
         (which :meth:`lower_bound` subtracts)."""
         if self.best is None:
             return math.inf
-        return self.best[0] - self.options.mip_gap * abs(self.best[0]) + self.orbits.slack
+        return self.best[0] - self.options.mip_gap * abs(self.best[0]) + self.orbits.slack_at(self.best[0])
 
     def objective(self, w: np.ndarray, b: float) -> float:
         return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
@@ -416,11 +425,6 @@ class _Search:
             self._local_search()
         self.cost = np.full(n_j, root.dual)
         self._root_costs(self.forced0, self.dropped0, root)
-        if self.gram is not None and self.best is not None:
-            self.orbits = find_orbits(self.gram, self.phi, self.dual.y, self.cw, self.phi_i.shape[0], self.members,
-                                      ~self.forced0 & ~self.dropped0, self.best[0],
-                                      SLACK_SHARE * self.options.mip_gap * abs(self.best[0]))
-            self.orbit_of = self.orbits.orbit_of(n_j)
         heap: list[_Node] = []
         self._process(self.forced0.copy(), self.dropped0.copy(), root.dual, root, heap)
         while heap:
@@ -428,10 +432,8 @@ class _Search:
             if self.elapsed() >= self.options.time_limit:
                 return Status.TIME_LIMIT
             if (self.envelope is None and self.additive is not None and self.best is not None
-                    and self.svm_solves >= ENVELOPE_AFTER):
-                self.envelope = InterceptEnvelope.build(self.additive, self.gram, self.root.alpha, self.root.b,
-                                                        self.best[2], self.forced0, self.dropped0, self.counts,
-                                                        self.prune_level())
+                    and self.svm_solves >= DEEP_SEARCH_AFTER):
+                self._deepen()
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
                 self.pruned_min = min(self.pruned_min, node.bound)
@@ -440,6 +442,19 @@ class _Search:
             self.store.release(node.start)
         self.open_min = math.inf
         return Status.OPTIMAL
+
+    def _deepen(self) -> None:
+        """A search that did not close early (Gram mode, with an incumbent): orbits of interchangeable anchor points
+        (:mod:`~csvm_stats.optimization.anchor_symmetry`; nodes processed from now on keep each orbit's order: every
+        forced set still has its orbit image in the search, so the bound stays valid less the slack) and the
+        intercept envelope (:mod:`~csvm_stats.optimization.intercept_envelope`). The incumbent only falls, so the
+        orbits' slack, proven for sets that can beat today's incumbent, holds for the rest of the search."""
+        self.orbits = find_orbits(self.gram, self.phi, self.dual.y, self.cw, self.phi_i.shape[0], self.members,
+                                  ~self.forced0 & ~self.dropped0, self.best[0],
+                                  SLACK_SHARE * self.options.mip_gap * abs(self.best[0]))
+        self.orbit_of = self.orbits.orbit_of(self.phi_j.shape[0])
+        self.envelope = InterceptEnvelope.build(self.additive, self.gram, self.root.alpha, self.root.b, self.best[2],
+                                                self.forced0, self.dropped0, self.counts, self.prune_level())
 
     def _solve(self, node: _Node, heap: list[_Node]) -> None:
         """Solve a waiting node's relaxation, warm-started from its stored dual point, and branch on it."""
@@ -462,9 +477,9 @@ class _Search:
     def lower_bound(self) -> float:
         """The least bound over open, closed and pruned nodes (capped by the incumbent), less the orbits' slack."""
         values = [self.open_min, self.closed_min, self.pruned_min]
-        if self.best is not None:
-            values.append(self.best[0])
-        return min(values) - self.orbits.slack
+        if self.best is None:
+            return min(values)
+        return min(values + [self.best[0]]) - self.orbits.slack_at(self.best[0])
 
     def _break_symmetry(self, forced: np.ndarray, dropped: np.ndarray) -> bool:
         """Each orbit's part of a node made a prefix (:func:`propagate`, in place); ``False``: the node holds
@@ -643,7 +658,7 @@ class _Search:
                 value = self.shift(relaxation.w / min(least, 1.0), factors=(1.0,)) if least > 0 else math.inf
                 # the KKT tolerance is absolute (margin units): on a tiny objective the leaf's own
                 # primal-dual gap can exceed mip_gap; tighten until it does not
-                wide = value - relaxation.dual > self.options.mip_gap * abs(value)
+                wide = value - relaxation.dual > self.options.mip_gap * abs(value) - self.orbits.slack_at(value)
                 if wide and relaxation.tol > MIN_TOL:
                     relaxation = self.relax(forced, relaxation.packed, level, relaxation.tol / 100.0)
                     if relaxation is None:
