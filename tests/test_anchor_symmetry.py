@@ -95,3 +95,20 @@ def test_no_orbits_without_an_incumbent_or_a_budget():
     orbits = find_orbits(*args, incumbent=1.0, budget=1e-6)
     assert orbits.count == 1 and sorted(orbits.elems.tolist()) == [0, 1] and orbits.slack_at(1.0) <= 1e-6
     assert orbits.slack_at(0.25) < orbits.slack_at(1.0)  # a lower incumbent bounds w more tightly
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_orbits_at_a_loose_gap_keep_the_bound_below_the_optimum(seed, monkeypatch):
+    """mip_gap = 1e-2 (the orbits' slack grows with it): the reported bound stays at or below the brute-force
+    optimum, the incumbent within the gap, and the reported gap within mip_gap plus the slack (1% of it)."""
+    monkeypatch.setattr(bnb, "DEEP_SEARCH_AFTER", 0)
+    loose = SolverOptions(mip_gap=1e-2, feasibility_tol=1e-9, time_limit=600, clock="cpu")
+    Xi, yi, Xj, yj, counts, weight = tie_problem(20 + seed)
+    fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
+                                  kernel="rbf", gamma=2.0, solver="bnb", options=loose)
+    phi_i, phi_j = fit.feature_map.transform(Xi), fit.feature_map.transform(Xj)
+    expected = brute_force(phi_i, yi, phi_j, yj, counts, weight)
+    assert fit.record.status is Status.OPTIMAL
+    assert fit.record.best_bound <= expected * (1 + 1e-9)
+    assert expected * (1 - 1e-9) <= fit.objective <= expected * (1 + 1.01 * loose.mip_gap)
+    assert fit.record.gap <= 1.01 * loose.mip_gap
