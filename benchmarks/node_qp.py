@@ -23,10 +23,11 @@ Run ``nice -n 10 python benchmarks/node_qp.py``; it writes
 
 ``--gram``: the Gram-mode part instead (kernel fits, RBF at exact rank: the
 cases of :func:`gram_cases`), written to ``benchmarks/results/node_qp_gram.md``:
-node QPs captured from each case's search and replayed with pair steps only
-and with the default solver (CG blocks on the free rows where the kernel is
-local), and whole bnb fits with one BLAS thread (fit_csvm's default) against
-BLAS's default threads, alternating, CPU and wall seconds.
+node QPs captured from each case's search (and from australian TNR at gamma =
+1, 2, 4) and replayed with pair steps only and with the default solver (CG
+blocks on the free rows where the kernel is local), whole bnb fits with one
+BLAS thread (fit_csvm's default) against BLAS's default threads, alternating,
+CPU and wall seconds, and the kernel matrix's eigendecomposition both ways.
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from csvm_stats.inference.bounds import adjust_target
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
-from csvm_stats.optimization.svm_dual import SVMDual, local_kernel
-from paper_protocol_cost import TARGETS, target_count, training_part
+from csvm_stats.optimization.svm_dual import CG_PERIOD, SVMDual, local_kernel
+from gram_side_by_side import cases
 from solve_time import markdown, one_fit, split, synthetic, warm_up, wisconsin
 
 RESULTS = Path(__file__).resolve().parent / "results"
+GRAM_CASES = ("australian C=1 gamma=0.5 TNR", "australian C=8 gamma=8 TNR", "wisconsin C=1 gamma=scale TPR")
+GRAM_REPLAYS = GRAM_CASES + ("australian C=1 gamma=1 TNR", "australian C=1 gamma=2 TNR", "australian C=2 gamma=4 TNR")
 
 
 def capturing(every: int, run: Callable[[], object]) -> tuple[object, SVMDual, list[dict]]:
@@ -90,9 +92,12 @@ def capture(n: int, every: int, limit: float) -> tuple[SVMDual, list[dict]]:
     return dual, qps
 
 
-def replay(dual: SVMDual, qps: list[dict], newton: bool, repeats: int) -> pd.DataFrame:
-    """Solve every captured QP again; CPU seconds per QP (best of ``repeats`` passes)."""
+def replay(dual: SVMDual, qps: list[dict], newton: bool, repeats: int, cg_forced: bool = False) -> pd.DataFrame:
+    """Solve every captured QP again; CPU seconds per QP (best of ``repeats`` passes). ``cg_forced``: Gram mode's
+    CG blocks also where the kernel is not local (for the measurement behind CG_LOCAL_MASS)."""
     solver = SVMDual(dual.phi, dual.y, dual.upper, dual.gram, dual.tol, newton=newton)
+    if cg_forced:
+        solver.cg_period = CG_PERIOD
     best = None
     for _ in range(repeats):
         rows = []
@@ -123,22 +128,11 @@ def cold_fits(repeats: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gram_cases() -> list[tuple[str, dict]]:
-    """The kernel fits of the Gram-mode part (RBF at exact rank, bnb): australian (paper_protocol_cost.py's training
-    part, TNR >= 0.855 with the Hoeffding margin) at (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin (solve_time.py's
-    split 0, C = 1, gamma "scale", TPR >= 0.95 with the binomial margin)."""
-    X, y, I, J = training_part("australian")
-    _, k = target_count(y[J], "tnr", TARGETS["australian"]["tnr"])
-    cases = [(f"australian C={C:g} gamma={gamma:g} TNR",
-              dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=C, gamma=gamma, min_counts={"tnr": k}))
-             for C, gamma in ((1.0, 0.5), (8.0, 8.0))]
-    X, y = wisconsin()
-    I, J = split(y, 0)
-    count = adjust_target(0.95, int((y[J] > 0).sum()), 0.05, "binomial").count
-    cases.append(("wisconsin C=1 gamma=scale TPR",
-                  dict(X_train=X[I], y_train=y[I], X_anchor=X[J], y_anchor=y[J], C=1.0, gamma="scale",
-                       min_counts={"tpr": count})))
-    return cases
+def gram_cases(names: tuple[str, ...] = GRAM_CASES) -> list[tuple[str, dict]]:
+    """Kernel fits of the Gram-mode part (RBF at exact rank, bnb; gram_side_by_side.cases): by default australian
+    TNR at (C, gamma) = (1, 0.5) and (8, 8), and Wisconsin TPR."""
+    every = cases()
+    return [(name, every[name]) for name in names]
 
 
 def gram_fit(case: dict, limit: float, blas_threads: bool = False) -> dict:
@@ -177,17 +171,40 @@ def gram_replays(every: int, limit: float, repeats: int) -> pd.DataFrame:
     """Node QPs of every Gram-mode case (every ``every``-th of a bnb fit limited to ``limit`` CPU-s) replayed with
     pair steps only (``newton=False``) and with the default solver (CG blocks where the kernel is local)."""
     rows = []
-    for name, case in gram_cases():
+    for name, case in gram_cases(GRAM_REPLAYS):
         _, dual, qps = capturing(every, lambda: gram_fit(case, limit))
         pair, blocks = replay(dual, qps, False, repeats), replay(dual, qps, True, repeats)
+        forced = replay(dual, qps, True, repeats, cg_forced=True)
         rel = (blocks.bound - pair.bound) / pair.bound.abs()
         rows.append(dict(case=name, local_kernel=local_kernel(dual.gram), qps=len(qps),
                          rows_median=float(np.median([qp["active"].size for qp in qps])),
                          pair_cpu_s=pair.cpu_s.sum(), cpu_s=blocks.cpu_s.sum(), cpu_ratio=pair.cpu_s.sum() / blocks.cpu_s.sum(),
+                         cg_forced_ratio=pair.cpu_s.sum() / forced.cpu_s.sum(),
                          pair_steps=int(pair.steps.sum()), steps=int(blocks.steps.sum()),
                          converged=f"{int(pair.converged.sum())} / {int(blocks.converged.sum())}",
                          rel_bound_q0=rel.min(), rel_bound_q50=rel.median(), rel_bound_q100=rel.max()))
         print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def gram_eigh(repeats: int) -> pd.DataFrame:
+    """``np.linalg.eigh`` of an RBF kernel matrix (synthetic data, gamma = 0.1) with one BLAS thread and with
+    BLAS's default threads; CPU and wall seconds, least of ``repeats``."""
+    rows = []
+    for n in (300, 558, 1000):
+        X, _ = synthetic(n)
+        sq = np.einsum("ij,ij->i", X, X)
+        K = np.exp(-0.1 * np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0))
+        for threads in (None, 1):
+            cpu, wall = [], []
+            for _ in range(repeats):
+                with threadpool_limits(threads, "blas"):
+                    t0, w0 = time.process_time(), time.perf_counter()
+                    np.linalg.eigh(K)
+                    cpu.append(time.process_time() - t0)
+                    wall.append(time.perf_counter() - w0)
+            rows.append(dict(n=n, blas=f"default threads ({blas_thread_count()})" if threads is None else "one thread",
+                             cpu_s=min(cpu), wall_s=min(wall)))
     return pd.DataFrame(rows)
 
 
@@ -201,6 +218,7 @@ def gram_main(args: argparse.Namespace) -> None:
     load = os.getloadavg()[0]
     replays = gram_replays(args.gram_every, args.gram_limit, args.repeats)
     fits = gram_fits(args.gram_limit, args.repeats)
+    eigh = gram_eigh(args.repeats)
     lines = [
         "# Kernel fits in Gram mode (RBF at exact rank, bnb)",
         "",
@@ -212,7 +230,8 @@ def gram_main(args: argparse.Namespace) -> None:
         "",
         f"Every {args.gram_every}-th node QP of each case's bnb fit (limit {args.gram_limit:g} CPU-s), solved again "
         f"in this process by both solvers, CPU best of {args.repeats} passes. `local_kernel`: the CG blocks are on "
-        "(svm_dual.local_kernel); elsewhere both columns run the same code (their ratio is the noise). Relative "
+        "(svm_dual.local_kernel); elsewhere both columns run the same code (their ratio is the noise); "
+        "cg_forced_ratio: pair-step CPU over CPU with the blocks forced on in every case. Relative "
         "bound difference (default - pair) / |pair|, least / median / largest (both are valid lower bounds; QPs "
         "stopped at the loose node tolerance or the prune level end at different points within it); "
         "converged: pair / default.",
@@ -227,6 +246,13 @@ def gram_main(args: argparse.Namespace) -> None:
         f"{args.gram_limit:g} CPU-s.",
         "",
         markdown(fits),
+        "",
+        "## The kernel matrix's eigendecomposition: BLAS threads",
+        "",
+        "`np.linalg.eigh` of an n x n RBF kernel matrix (the factorisation at exact rank), CPU and wall seconds, "
+        f"least of {args.repeats}.",
+        "",
+        markdown(eigh),
         "",
     ]
     RESULTS.mkdir(exist_ok=True)

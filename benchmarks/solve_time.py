@@ -21,6 +21,9 @@ Cases (the issue's targets):
   optimum. bnb's clock only stops its search (and caps the root's
   single-anchor costs at 30% of the limit, a cap n = 2000 does not reach),
   so the 60 CPU-s row is the same search stopped earlier;
+- horizon: bnb alone on the synthetic n = 5000 problem with limits of
+  ``--horizon-limits`` CPU-s (default 300 and 1200; not in the default run):
+  how fast the lower bound rises where the 60 CPU-s gap is far from 1%;
 - memory: bnb on the linear synthetic problem at n = 5000 and 20,000 in
   fresh processes, peak resident memory of the fit over the resident memory
   before it (Linux: the peak is reset after numba's compile, which would
@@ -249,7 +252,8 @@ def targets(df: pd.DataFrame, memory: pd.DataFrame) -> list[str]:
     return out
 
 
-PARTS = ("wisconsin", "synthetic", "proof", "memory")
+PARTS = ("wisconsin", "synthetic", "proof", "memory", "horizon")
+DEFAULT_PARTS = ("wisconsin", "synthetic", "proof", "memory")
 
 
 def run_part(part: str, args: argparse.Namespace) -> None:
@@ -262,6 +266,9 @@ def run_part(part: str, args: argparse.Namespace) -> None:
         rows = synthetic_rows(args.sizes, args.time_limit)
     elif part == "proof":
         rows = synthetic_rows([2000], args.proof_limit, ["bnb"])
+    elif part == "horizon":
+        rows = [row | {"time_limit": limit} for limit in args.horizon_limits
+                for row in synthetic_rows([5000], limit, ["bnb"])]
     else:
         rows = memory_rows(args.memory_sizes, args.time_limit)
     RESULTS.mkdir(exist_ok=True)
@@ -316,6 +323,19 @@ def report(time_limit: float) -> str:
                             "cpu_s", "load"]]),
             "",
         ]
+    if (RESULTS / "solve_time_horizon.csv").exists():
+        horizon = pd.read_csv(RESULTS / "solve_time_horizon.csv")
+        need = horizon.objective.min() * 0.99
+        lines += [
+            "## Horizon: n = 5000 with longer limits (bnb alone)",
+            "",
+            "The same search as the n = 5000 row, stopped later: how fast its lower bound rises. A 1% gap "
+            f"against the best incumbent ({horizon.objective.min():.1f}) needs a bound of {need:.1f}.",
+            "",
+            markdown(horizon[["case", "constraint", "time_limit", "status", "objective", "bound", "gap", "nodes",
+                              "svm_solves", "cpu_s", "load"]]),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -326,7 +346,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 2000, 5000])
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=[5000, 20000])
     parser.add_argument("--linear-splits", type=int, default=5)
-    parser.add_argument("--parts", nargs="*", default=list(PARTS), choices=PARTS,
+    parser.add_argument("--horizon-limits", type=float, nargs="*", default=[300.0, 1200.0],
+                        help="CPU-second limits of the horizon part's bnb fits (n = 5000)")
+    parser.add_argument("--parts", nargs="*", default=list(DEFAULT_PARTS), choices=PARTS,
                         help="what to measure now (run parts in parallel processes, then --report)")
     parser.add_argument("--report", action="store_true", help="only write the report from the stored parts")
     args = parser.parse_args()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
 from csvm_stats.multiclass import engine as multiclass_engine
-from csvm_stats.optimization import engine
+from csvm_stats.optimization import blas, engine
 from csvm_stats.optimization.blas import one_blas_thread
 
 
@@ -32,6 +34,55 @@ def test_the_previous_blas_limits_come_back_when_the_function_raises():
     with pytest.raises(RuntimeError, match="inside"):
         fails()
     assert blas_threads() == before
+
+
+class FakeBlas:
+    """A process-wide thread count with threadpoolctl's limiter semantics (save on limit, restore the saved)."""
+
+    def __init__(self) -> None:
+        self.threads = 4
+
+    def limit(self, limits: int, user_api: str) -> FakeBlas.Limiter:
+        return FakeBlas.Limiter(self, limits)
+
+    class Limiter:
+        def __init__(self, blas: FakeBlas, limits: int) -> None:
+            self.blas, self.saved = blas, blas.threads
+            blas.threads = limits
+
+        def restore_original_limits(self) -> None:
+            self.blas.threads = self.saved
+
+
+def test_calls_overlapping_in_threads_share_one_limit_and_the_last_restores_it(monkeypatch):
+    """Call A starts, B starts, A returns while B runs, B returns (as nested_cv(backend="threading") runs fits):
+    one thread until the last call returns, then the count from before (each call limiting on its own would save
+    A's limit in B and restore one thread for good). A fake library: OpenBLAS ignores limits set from some threads."""
+    fake = FakeBlas()
+    monkeypatch.setattr(blas, "_controller", lambda: fake)
+    entered = {"a": threading.Event(), "b": threading.Event()}
+    release = {"a": threading.Event(), "b": threading.Event()}
+    seen: dict[str, int] = {}
+
+    @one_blas_thread
+    def call(name: str) -> None:
+        entered[name].set()
+        release[name].wait(10)
+        seen[name] = fake.threads
+
+    first = threading.Thread(target=call, args=("a",))
+    second = threading.Thread(target=call, args=("b",))
+    first.start()
+    entered["a"].wait(10)
+    second.start()
+    entered["b"].wait(10)
+    release["a"].set()
+    first.join(10)
+    b_alone = fake.threads
+    release["b"].set()
+    second.join(10)
+    assert seen == {"a": 1, "b": 1} and b_alone == 1
+    assert fake.threads == 4
 
 
 def test_fit_csvm_factorises_the_kernel_with_one_blas_thread(monkeypatch):

@@ -71,13 +71,15 @@ BLOCK_ROWS = 64
 BLOCK_RIDGE = 1e-6
 # Conjugate-gradient blocks on the free rows (Gram mode, :func:`_cg_block`), taken when the kernel is local: in
 # CG_LOCAL_QUANTILE of the rows the off-diagonal mass sum_{s != t} |K_ts| / K_tt is below CG_LOCAL_MASS (there Q_FF
-# is nearly diagonal, and a diagonally preconditioned CG solves its Newton system in a few iterations). On node QPs
-# captured from australian TNR fits (benchmarks/node_qp.py --gram) they took C = 8, gamma = 8 (90% quantile of the
-# mass 0.04) 2.1x less CPU, and were neutral at gamma = 1, 2, 4 (quantiles 2.1, 0.8, 0.3: 0.94-1.06x, noise).
+# is nearly diagonal, and a diagonally preconditioned CG solves its Newton system in a few iterations). Node QPs
+# captured from australian C = 8, gamma = 8 TNR (90% quantile of the mass 0.04) took 2.3x less CPU and 6.6x fewer
+# steps (benchmarks/node_qp.py --gram, results/node_qp_gram.md); forced on at gamma = 0.5, 1, 2, 4 (C = 1, 1, 1, 2;
+# quantiles 6.8, 2.1, 0.8, 0.3) they took 0.68-1.05x the CPU of pair steps, so they stay off there.
 # A node QP's first block follows its CG_FIRST-th pair step (short QPs never pay for one), later ones every
 # CG_PERIOD pair steps; each block runs at most CG_ITERATIONS iterations, to a relative residual of CG_RTOL.
 CG_LOCAL_QUANTILE = 0.9
 CG_LOCAL_MASS = 0.1
+CG_LOCAL_ROWS = 64  # rows that local_kernel reads
 CG_FIRST = 50
 CG_PERIOD = 100
 CG_ITERATIONS = 10
@@ -683,9 +685,14 @@ def _summary(phi, y, upper, alpha, active):
 
 def local_kernel(gram: np.ndarray) -> bool:
     r"""Is the off-diagonal kernel mass :math:`\sum_{s \ne t} |K_{ts}| / K_{tt}` below CG_LOCAL_MASS in
-    CG_LOCAL_QUANTILE of the rows (a zero diagonal counts as infinite mass)?"""
-    diag = np.diag(gram)
-    off = np.abs(gram).sum(axis=1) - np.abs(diag)
+    CG_LOCAL_QUANTILE of the rows (a zero diagonal counts as infinite mass)?
+
+    Read on every k-th row, at most CG_LOCAL_ROWS of them (a fit builds several
+    solvers; all n rows cost 1 ms per solver at n = 460, 4% of a Wisconsin fit).
+    """
+    rows = np.arange(0, gram.shape[0], max(1, gram.shape[0] // CG_LOCAL_ROWS))
+    diag = gram[rows, rows]
+    off = np.abs(gram[rows]).sum(axis=1) - np.abs(diag)
     mass = np.divide(off, diag, out=np.full(diag.shape, np.inf), where=diag > 0)
     return bool(np.quantile(mass, CG_LOCAL_QUANTILE) < CG_LOCAL_MASS)
 
@@ -711,14 +718,11 @@ class SVMDual:
         self.tol = tol
         self.block_period = BLOCK_PERIOD if newton else 0
         self.cg_period = CG_PERIOD if newton and self.gram is not None and local_kernel(self.gram) else 0
-        self.sq = np.einsum("ij,ij->i", self.phi, self.phi)  # squared row norms (feature mode)
-        self.tol = tol
-        self.block_period = BLOCK_PERIOD if newton else 0
 
     def solve(self, active: np.ndarray, alpha0: np.ndarray | None, max_steps: int,
               stop_value: float = math.inf, tol: float | None = None) -> DualSolution:
         """SMO from ``alpha0`` (zeros when ``None``) on the active rows, at most ``max_steps`` steps (pair
-        steps, and in feature mode Newton steps on the free rows, each counted as one).
+        steps, Newton steps on the free rows in feature mode and CG blocks in Gram mode, each counted as one).
 
         ``stop_value``: stop early once the bound ``2 g(alpha)`` reaches it (the node is pruned);
         ``tol``: the KKT gap at which SMO stops (default: the solver's).
