@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, find_orbits, propagate, slack
-from csvm_stats.optimization.solvers import SolverOptions, Status
+from csvm_stats.optimization.solvers import SolverOptions, Status, bnb
 
 from test_additive_bound import captured_search
 from test_bnb import brute_force, forced_cost
@@ -59,6 +59,7 @@ def test_slack_grows_with_the_moves_and_refuses_large_ones():
 def test_bnb_with_orbits_equals_brute_force_on_ties_and_duplicates(seed, monkeypatch):
     """Ties among isolated anchor points and a duplicated one: bnb finds orbits and the brute-force optimum, and
     every swap inside an orbit keeps the cost of a forced set to within the reported slack (SCIP, exact)."""
+    monkeypatch.setattr(bnb, "DEEP_SEARCH_AFTER", 0)  # orbits from the first node on
     Xi, yi, Xj, yj, counts, weight = tie_problem(seed)
     fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
                                   kernel="rbf", gamma=2.0, solver="bnb", options=GAP)
@@ -68,7 +69,7 @@ def test_bnb_with_orbits_equals_brute_force_on_ties_and_duplicates(seed, monkeyp
     assert fit.objective == pytest.approx(expected, rel=1e-6)
     assert fit.record.best_bound <= expected * (1 + 1e-6)
     orbits = search.orbits
-    assert orbits.count >= 1 and 0.0 <= orbits.slack <= 0.01 * GAP.mip_gap * fit.objective * (1 + 1e-9)
+    assert orbits.count >= 1 and 0.0 <= orbits.slack_at(fit.objective) <= 0.02 * GAP.mip_gap * fit.objective
     data = search.d
     rng = np.random.default_rng(seed)
     for o in range(orbits.count):
@@ -92,4 +93,22 @@ def test_no_orbits_without_an_incumbent_or_a_budget():
     assert find_orbits(*args, incumbent=np.inf, budget=1.0) is NO_ORBITS
     assert find_orbits(*args, incumbent=1.0, budget=0.0) is NO_ORBITS
     orbits = find_orbits(*args, incumbent=1.0, budget=1e-6)
-    assert orbits.count == 1 and sorted(orbits.elems.tolist()) == [0, 1] and orbits.slack <= 1e-6
+    assert orbits.count == 1 and sorted(orbits.elems.tolist()) == [0, 1] and orbits.slack_at(1.0) <= 1e-6
+    assert orbits.slack_at(0.25) < orbits.slack_at(1.0)  # a lower incumbent bounds w more tightly
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_orbits_at_a_loose_gap_keep_the_bound_below_the_optimum(seed, monkeypatch):
+    """mip_gap = 1e-2 (the orbits' slack grows with it): the reported bound stays at or below the brute-force
+    optimum, the incumbent within the gap, and the reported gap within mip_gap plus the slack (1% of it)."""
+    monkeypatch.setattr(bnb, "DEEP_SEARCH_AFTER", 0)
+    loose = SolverOptions(mip_gap=1e-2, feasibility_tol=1e-9, time_limit=600, clock="cpu")
+    Xi, yi, Xj, yj, counts, weight = tie_problem(20 + seed)
+    fit, search = captured_search(monkeypatch, Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight,
+                                  kernel="rbf", gamma=2.0, solver="bnb", options=loose)
+    phi_i, phi_j = fit.feature_map.transform(Xi), fit.feature_map.transform(Xj)
+    expected = brute_force(phi_i, yi, phi_j, yj, counts, weight)
+    assert fit.record.status is Status.OPTIMAL
+    assert fit.record.best_bound <= expected * (1 + 1e-9)
+    assert expected * (1 - 1e-9) <= fit.objective <= expected * (1 + 1.01 * loose.mip_gap)
+    assert fit.record.gap <= 1.01 * loose.mip_gap

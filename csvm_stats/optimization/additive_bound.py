@@ -235,22 +235,31 @@ class AdditiveBound:
             self._point, self._fitted = alpha, (w, self.phi @ w)
         return self._fitted
 
-    def __call__(self, alpha: np.ndarray, b: float, forced: np.ndarray, dropped: np.ndarray,
-                 counts: list[int], stop_value: float = np.inf) -> float:
-        """Lower bound on D(F') of every descendant of a node (its sets and dual point ``alpha``)."""
+    def node_sets(self, forced: np.ndarray, dropped: np.ndarray,
+                  counts: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """A node's rows for :func:`_bound`: base rows (I and the forced points), free rows by requirement (their
+        ``starts``) and each requirement's ``need``; ``None`` when a requirement cannot be met."""
         n_i = self.n_train
-        w, f = self.fitted(alpha)
-        base_rows = np.r_[np.arange(n_i), n_i + np.flatnonzero(forced)].astype(np.int64)
+        base_rows = np.concatenate([np.arange(n_i), n_i + np.flatnonzero(forced)]).astype(np.int64)
         free_parts, needs = [], []
         for members, count in zip(self.members, counts):
             free = members[~forced[members] & ~dropped[members]]
             need = count - int(forced[members].sum())
             if need > free.size:
-                return np.inf
+                return None
             free_parts.append(n_i + free)
             needs.append(max(need, 0))
-        starts = np.r_[0, np.cumsum([p.size for p in free_parts])].astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum([p.size for p in free_parts])]).astype(np.int64)
         free_rows = (np.concatenate(free_parts) if free_parts else np.empty(0)).astype(np.int64)
-        return float(_bound(float(b), self.y, f, alpha, self.upper, self.rho, base_rows, free_rows, starts,
-                            np.asarray(needs, np.int64), self.disjoint, float(alpha.sum()),
-                            float(alpha @ self.y), 0.5 * float(w @ w), stop_value / 2.0, REFINEMENTS, REL_TOL))
+        return base_rows, free_rows, starts, np.asarray(needs, np.int64)
+
+    def __call__(self, alpha: np.ndarray, b: float, forced: np.ndarray, dropped: np.ndarray,
+                 counts: list[int], stop_value: float = np.inf) -> float:
+        """Lower bound on D(F') of every descendant of a node (its sets and dual point ``alpha``)."""
+        sets = self.node_sets(forced, dropped, counts)
+        if sets is None:
+            return np.inf
+        w, f = self.fitted(alpha)
+        return float(_bound(float(b), self.y, f, alpha, self.upper, self.rho, *sets, self.disjoint,
+                            float(alpha.sum()), float(alpha @ self.y), 0.5 * float(w @ w), stop_value / 2.0,
+                            REFINEMENTS, REL_TOL))

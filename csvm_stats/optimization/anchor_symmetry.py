@@ -42,8 +42,11 @@ multiplies the hinge terms by :math:`\lambda`, so
 
 Kernel entries are read from the Gram matrix with a rounding allowance of
 :math:`4 p\,\varepsilon \|\phi_s\|\|\phi_t\|` each (p feature columns).
-Orbits are grown greedily while the slack stays within SLACK_SHARE of the
-search's optimality gap.
+Only the optimum's own w matters, and :math:`\|w\|^2 \le D(F) \le U` for the
+*current* incumbent U, so the slack is re-evaluated as U falls (the moves
+scale with R): :meth:`Orbits.slack_at`. Orbits are grown greedily while the
+slack at the incumbent of the time stays within SLACK_SHARE of the search's
+optimality gap.
 """
 
 from __future__ import annotations
@@ -61,11 +64,19 @@ MIN_REFLECTION_DISTANCE = 0.5  # ||u_hat - v_hat|| below which the reflection is
 @dataclass(frozen=True)
 class Orbits:
     """Orbits of interchangeable anchor points (anchor indices ``elems[starts[o]:starts[o + 1]]`` in branching
-    order) and the slack their symmetry breaking adds to the optimum (module docstring)."""
+    order) and their summed moves per unit of R (module docstring)."""
 
     elems: np.ndarray
     starts: np.ndarray
-    slack: float
+    move_a: float
+    move_h: float
+
+    def slack_at(self, incumbent: float) -> float:
+        """The slack their symmetry breaking adds to the optimum, for an incumbent of value ``incumbent``."""
+        if self.count == 0:
+            return 0.0
+        radius = float(np.sqrt(max(incumbent, 0.0)))
+        return slack(radius * self.move_a, radius * self.move_h, incumbent)
 
     @property
     def count(self) -> int:
@@ -79,7 +90,7 @@ class Orbits:
         return which
 
 
-NO_ORBITS = Orbits(np.empty(0, np.int64), np.zeros(1, np.int64), 0.0)
+NO_ORBITS = Orbits(np.empty(0, np.int64), np.zeros(1, np.int64), 0.0, 0.0)
 
 
 @njit(cache=True)
@@ -107,7 +118,8 @@ def propagate(forced, dropped, elems, starts, count):
 def _swap_moves(gram: np.ndarray, phi: np.ndarray, cw: np.ndarray, n_train: int, rows: np.ndarray,
                 radius: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Per pair of ``rows`` (stacked rows of anchor points): the forced-margin move :math:`\Delta_a` and the
-    hinge move :math:`\Delta_h` of one swap (the better of the two maps; ``inf``: neither applies)."""
+    hinge move :math:`\Delta_h` of one swap for :math:`\|w\| \le` ``radius`` (the better of the two maps;
+    ``inf``: neither applies)."""
     n, p = gram.shape[0], phi.shape[1]
     eps = 4.0 * p * np.finfo(float).eps
     norms = np.sqrt(np.maximum(np.diag(gram), 0.0))
@@ -190,4 +202,4 @@ def find_orbits(gram: np.ndarray, phi: np.ndarray, y: np.ndarray, cw: np.ndarray
         return NO_ORBITS
     elems = np.array([j for orbit in orbits for j in orbit], dtype=np.int64)
     starts = np.r_[0, np.cumsum([len(orbit) for orbit in orbits])].astype(np.int64)
-    return Orbits(elems, starts, slack(total_a, total_h, incumbent))
+    return Orbits(elems, starts, total_a / radius, total_h / radius)

@@ -37,7 +37,15 @@ mode), the additive bound (:mod:`csvm_stats.optimization.additive_bound`): the
 r points add up; it bounds their sum from the node's dual point, for every
 intercept. Paper-protocol australian fits, RBF C = 8: gamma = 32 proven with
 320 SVM solves instead of 21,635 (1.3 vs 34.5 CPU-s), gamma = 2^-2 with 1,605
-instead of 3,576.
+instead of 3,576. A search still open after DEEP_SEARCH_AFTER SVM solves
+(Gram mode, :meth:`_Search._deepen`) adds two more: (6) the intercept
+envelope (:mod:`csvm_stats.optimization.intercept_envelope`): the same sums
+from dual points of the root's QP solved at a few fixed intercepts, which stay
+tight where the optimum's intercept is far from the nodes' own; (7) orbits of
+interchangeable anchor points (:mod:`csvm_stats.optimization.anchor_symmetry`:
+isolated or duplicated points of one class), branched on in one order only,
+at a proven slack that the prune level adds and the reported bound subtracts
+(an optimal fit's gap can exceed ``mip_gap`` by it, at most about 1% of it).
 
 *Upper bounds.* The direction w of every node that is not pruned (and of
 the root's single-anchor costs and leaves) with the best intercept for the
@@ -87,6 +95,7 @@ from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
+from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
 
@@ -100,6 +109,8 @@ ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs 
 LOCAL_SEARCH_SHARE = 0.1  # share of the time limit the primal local search may take
 LOCAL_SEARCH_GAIN = 1e-6  # relative decrease of D(M) that counts as a local-search improvement
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
+DEEP_SEARCH_AFTER = 200  # SVM solves before the orbits and the intercept envelope are set up (Gram mode; easy
+# fits never pay for them)
 
 _Packed = tuple[np.ndarray, np.ndarray]  # a dual point's nonzero rows and values
 
@@ -298,6 +309,7 @@ class _Search:
         self.phi, self.gram = phi, gram
         self.orbits = NO_ORBITS  # interchangeable anchor points (Gram mode; found after the root's costs)
         self.orbit_of = np.full(self.phi_j.shape[0], -1, dtype=np.int64)
+        self.envelope: InterceptEnvelope | None = None  # fixed-intercept points of the root (Gram mode, lazily)
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -315,7 +327,7 @@ class _Search:
         (which :meth:`lower_bound` subtracts)."""
         if self.best is None:
             return math.inf
-        return self.best[0] - self.options.mip_gap * abs(self.best[0]) + self.orbits.slack
+        return self.best[0] - self.options.mip_gap * abs(self.best[0]) + self.orbits.slack_at(self.best[0])
 
     def objective(self, w: np.ndarray, b: float) -> float:
         return float(w @ w + self.cw @ np.maximum(0.0, 1.0 - self.y_i * (self.phi_i @ w + b)))
@@ -405,6 +417,7 @@ class _Search:
         if root is None:
             return Status.INFEASIBLE
         self.root_start = root.packed
+        self.root = root
         self.open_min = root.dual
         self.shift(root.w)
         self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
@@ -412,17 +425,15 @@ class _Search:
             self._local_search()
         self.cost = np.full(n_j, root.dual)
         self._root_costs(self.forced0, self.dropped0, root)
-        if self.gram is not None and self.best is not None:
-            self.orbits = find_orbits(self.gram, self.phi, self.dual.y, self.cw, self.phi_i.shape[0], self.members,
-                                      ~self.forced0 & ~self.dropped0, self.best[0],
-                                      SLACK_SHARE * self.options.mip_gap * abs(self.best[0]))
-            self.orbit_of = self.orbits.orbit_of(n_j)
         heap: list[_Node] = []
         self._process(self.forced0.copy(), self.dropped0.copy(), root.dual, root, heap)
         while heap:
             self.open_min = heap[0].bound
             if self.elapsed() >= self.options.time_limit:
                 return Status.TIME_LIMIT
+            if (self.envelope is None and self.additive is not None and self.best is not None
+                    and self.svm_solves >= DEEP_SEARCH_AFTER):
+                self._deepen()
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
                 self.pruned_min = min(self.pruned_min, node.bound)
@@ -431,6 +442,19 @@ class _Search:
             self.store.release(node.start)
         self.open_min = math.inf
         return Status.OPTIMAL
+
+    def _deepen(self) -> None:
+        """A search that did not close early (Gram mode, with an incumbent): orbits of interchangeable anchor points
+        (:mod:`~csvm_stats.optimization.anchor_symmetry`; nodes processed from now on keep each orbit's order: every
+        forced set still has its orbit image in the search, so the bound stays valid less the slack) and the
+        intercept envelope (:mod:`~csvm_stats.optimization.intercept_envelope`). The incumbent only falls, so the
+        orbits' slack, proven for sets that can beat today's incumbent, holds for the rest of the search."""
+        self.orbits = find_orbits(self.gram, self.phi, self.dual.y, self.cw, self.phi_i.shape[0], self.members,
+                                  ~self.forced0 & ~self.dropped0, self.best[0],
+                                  SLACK_SHARE * self.options.mip_gap * abs(self.best[0]))
+        self.orbit_of = self.orbits.orbit_of(self.phi_j.shape[0])
+        self.envelope = InterceptEnvelope.build(self.additive, self.gram, self.root.alpha, self.root.b, self.best[2],
+                                                self.forced0, self.dropped0, self.counts, self.prune_level())
 
     def _solve(self, node: _Node, heap: list[_Node]) -> None:
         """Solve a waiting node's relaxation, warm-started from its stored dual point, and branch on it."""
@@ -453,9 +477,9 @@ class _Search:
     def lower_bound(self) -> float:
         """The least bound over open, closed and pruned nodes (capped by the incumbent), less the orbits' slack."""
         values = [self.open_min, self.closed_min, self.pruned_min]
-        if self.best is not None:
-            values.append(self.best[0])
-        return min(values) - self.orbits.slack
+        if self.best is None:
+            return min(values)
+        return min(values + [self.best[0]]) - self.orbits.slack_at(self.best[0])
 
     def _break_symmetry(self, forced: np.ndarray, dropped: np.ndarray) -> bool:
         """Each orbit's part of a node made a prefix (:func:`propagate`, in place); ``False``: the node holds
@@ -604,6 +628,8 @@ class _Search:
             bound = max(bound, count_bound)
             if self.additive is not None and bound < level:
                 bound = max(bound, self.additive(relaxation.alpha, relaxation.b, forced, dropped, self.counts, level))
+            if self.envelope is not None and bound < level:
+                bound = max(bound, self.envelope(forced, dropped, self.counts, level))
             if bound >= level:
                 self.pruned_min = min(self.pruned_min, bound)
                 return
@@ -632,7 +658,7 @@ class _Search:
                 value = self.shift(relaxation.w / min(least, 1.0), factors=(1.0,)) if least > 0 else math.inf
                 # the KKT tolerance is absolute (margin units): on a tiny objective the leaf's own
                 # primal-dual gap can exceed mip_gap; tighten until it does not
-                wide = value - relaxation.dual > self.options.mip_gap * abs(value)
+                wide = value - relaxation.dual > self.options.mip_gap * abs(value) - self.orbits.slack_at(value)
                 if wide and relaxation.tol > MIN_TOL:
                     relaxation = self.relax(forced, relaxation.packed, level, relaxation.tol / 100.0)
                     if relaxation is None:
@@ -667,6 +693,8 @@ class _Search:
             bound = max(bound, self._count_bound(forced, dropped))
         if self.additive is not None and bound < level:
             bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
+        if self.envelope is not None and bound < level:
+            bound = max(bound, self.envelope(forced, dropped, self.counts, level))
         if bound >= level:
             self.pruned_min = min(self.pruned_min, bound)
             return
