@@ -45,6 +45,20 @@ def test_ascent_stays_in_the_box_and_never_lowers_the_fixed_intercept_dual():
     assert np.all(np.where((alpha > 0.0) & (alpha < upper), np.abs(grad) <= 1e-6, True))
 
 
+def test_ascent_moves_coordinates_without_curvature_to_the_end_their_gradient_points_to():
+    """A zero kernel row (Q_tt = 0): no division by zero; a soft row goes to its box end, a hard one stays."""
+    rng = np.random.default_rng(4)
+    phi = rng.normal(size=(6, 3))
+    phi[[1, 4]] = 0.0  # row 1 soft, row 4 hard
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0, -1.0])
+    Q = (y[:, None] * phi) @ (y[:, None] * phi).T
+    upper = np.array([0.5, 0.5, 0.5, 0.5, np.inf, 0.5])
+    b = -0.2  # 1 - y b > 0 for the positive rows: their gradient pushes up
+    alpha = _ascent(Q, y, b, upper, np.zeros(6), 50, 0.0)
+    assert np.all(np.isfinite(alpha)) and np.all(alpha >= 0.0) and np.all(alpha <= upper)
+    assert alpha[1] == 0.5 and alpha[4] == 0.0
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("gamma", [0.3, 3.0, 30.0])
 def test_envelope_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatch):

@@ -56,13 +56,24 @@ END_MARGIN = 1e-2  # how far beyond the last free term's zero an end point goes
 
 @njit(cache=True)
 def _ascent(Q, y, b, upper, alpha, sweeps, tol):
-    """Coordinate ascent on :math:`g_b` over the box, from ``alpha`` (in place): every iterate is feasible."""
+    """Coordinate ascent on :math:`g_b` over the box, from ``alpha`` (in place): every iterate is feasible.
+
+    A coordinate without curvature (:math:`Q_{tt} = 0`: a zero kernel row, so :math:`g_b` is linear in it) goes
+    to the end of its box its gradient points to, or stays where it is when that end is infinite.
+    """
     n = alpha.shape[0]
     grad = (1.0 - y * b) - Q @ alpha
     for _ in range(sweeps):
         largest = 0.0
         for t in range(n):
-            new = min(max(alpha[t] + grad[t] / Q[t, t], 0.0), upper[t])
+            if Q[t, t] > 0.0:
+                new = min(max(alpha[t] + grad[t] / Q[t, t], 0.0), upper[t])
+            elif grad[t] > 0.0 and upper[t] < np.inf:
+                new = upper[t]
+            elif grad[t] < 0.0:
+                new = 0.0
+            else:
+                continue
             d = new - alpha[t]
             if d != 0.0:
                 largest = max(largest, abs(d * grad[t]))
