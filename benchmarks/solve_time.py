@@ -61,7 +61,8 @@ from sklearn.svm import SVC
 from csvm_stats.inference.bounds import adjust_target
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import CSVMError
-from csvm_stats.optimization.solvers import SolverOptions, gurobi_usable
+from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, propagate
+from csvm_stats.optimization.solvers import SolverOptions, bnb, gurobi_usable
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SOLVERS = ("bnb", "scip", "gurobi")
@@ -116,12 +117,20 @@ def one_fit(X, y, I, J, *, kernel: str, count: int, solver: str, time_limit: flo
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) bnb's SMO kernels before anything is timed: feature mode (linear)
-    and Gram mode (RBF at exact rank: wide feature rows)."""
+    """Compile (or load from numba's cache) bnb's numba kernels before anything is timed: feature mode (linear)
+    and Gram mode (RBF at exact rank: wide feature rows), the latter also with the deep search's orbits and
+    intercept envelope set up from the first node (a long search sets them up after DEEP_SEARCH_AFTER solves)."""
     X, y = synthetic(80, seed=1)
     I, J = split(y, 1)
-    for kernel in ("linear", "rbf"):
-        one_fit(X, y, I, J, kernel=kernel, count=int((y[J] > 0).sum()) - 2, solver="bnb", time_limit=30.0)
+    deep = bnb.DEEP_SEARCH_AFTER
+    bnb.DEEP_SEARCH_AFTER = 0
+    try:
+        for kernel in ("linear", "rbf"):
+            one_fit(X, y, I, J, kernel=kernel, count=int((y[J] > 0).sum()) - 2, solver="bnb", time_limit=30.0)
+    finally:
+        bnb.DEEP_SEARCH_AFTER = deep
+    mask = np.zeros(1, dtype=bool)  # the orbits' prefix rule (only a search that finds orbits calls it)
+    propagate(mask, mask.copy(), NO_ORBITS.elems, NO_ORBITS.starts, NO_ORBITS.count)
 
 
 def solvers_here() -> list[str]:
