@@ -28,6 +28,15 @@ def rbf_problem(seed: int):
     return X[:n_i], y[:n_i], X[n_i:], yj, counts, weight
 
 
+def cheapest_completion(data, forced: np.ndarray, dropped: np.ndarray) -> float:
+    """The least exact cost D(F u S) (SCIP) over the minimal completions S of a node's counts (inf: none)."""
+    free = np.flatnonzero(~forced & ~dropped)
+    needs = [(req.members, req.count - int(forced[req.members].sum())) for req in data.requirements]
+    costs = [forced_cost(data.phi_train, data.y_train, data.phi_anchor, data.y_anchor,
+                         np.r_[np.flatnonzero(forced), S].astype(int), data.weight, data.C)
+             for S in minimal_sets(free, needs)]
+    return min(costs, default=np.inf)
+
 def captured_search(monkeypatch, *fit_args, **fit_kwargs):
     """Fit with bnb and return the fit and its search object (captured at the root's processing)."""
     seen = {}
@@ -77,11 +86,7 @@ def test_additive_bound_never_exceeds_the_cost_of_a_descendant(seed, gamma, monk
             continue
         bound = search.additive(relaxation.alpha, relaxation.b, forced, dropped, search.counts)
         free = np.flatnonzero(~forced & ~dropped)
-        needs = [(req.members, req.count - int(forced[req.members].sum())) for req in data.requirements]
-        costs = [forced_cost(data.phi_train, data.y_train, data.phi_anchor, data.y_anchor,
-                             np.r_[np.flatnonzero(forced), S].astype(int), data.weight, data.C)
-                 for S in minimal_sets(free, needs)]
-        cheapest = min(costs, default=np.inf)
+        cheapest = cheapest_completion(data, forced, dropped)
         assert bound <= cheapest + 1e-6 * max(1.0, abs(cheapest)), (trial, bound, cheapest)
         assert bound >= relaxation.dual - 1e-6 * max(1.0, abs(relaxation.dual))  # never below the node's own dual
         if trial == 0 and free.size:  # bnb's _push: the parent's dual point bounds a child forcing one more point

@@ -9,9 +9,9 @@ from csvm_stats.optimization import intercept_envelope
 from csvm_stats.optimization.intercept_envelope import InterceptEnvelope, _ascent
 from csvm_stats.optimization.solvers import Status, bnb
 
-from test_additive_bound import captured_search, minimal_sets, rbf_problem
+from test_additive_bound import captured_search, cheapest_completion, rbf_problem
 from test_anchor_symmetry import GAP, tie_problem
-from test_bnb import TIGHT, brute_force, forced_cost
+from test_bnb import TIGHT, brute_force
 
 
 def root_envelope(search) -> InterceptEnvelope:
@@ -80,12 +80,7 @@ def test_envelope_never_exceeds_the_cost_of_a_descendant(seed, gamma, monkeypatc
             forced[picked[: (trial + 1) // 2]] = True
             dropped[picked[(trial + 1) // 2:]] = True
         bound = envelope(forced, dropped, search.counts)
-        free = np.flatnonzero(~forced & ~dropped)
-        needs = [(req.members, req.count - int(forced[req.members].sum())) for req in data.requirements]
-        costs = [forced_cost(data.phi_train, data.y_train, data.phi_anchor, data.y_anchor,
-                             np.r_[np.flatnonzero(forced), S].astype(int), data.weight, data.C)
-                 for S in minimal_sets(free, needs)]
-        cheapest = min(costs, default=np.inf)
+        cheapest = cheapest_completion(data, forced, dropped)
         assert bound <= cheapest + 1e-6 * max(1.0, abs(cheapest)), (trial, bound, cheapest)
 
 
