@@ -42,3 +42,19 @@ class FormulaError(DataError):
 
 class DegenerateRuleWarning(UserWarning):
     """The fitted rule is constant (w numerically zero, or one label for every anchor or held-out point)."""
+
+
+class InputLimitError(DataError):
+    """An input exceeds a documented size cap (formula terms, model-file keys, CSV cells, R file bytes).
+
+    Every cap is a named module constant or parameter, and the message says
+    which one and how to raise it for an input you trust.
+    """
+
+
+class InputFileError(DataError):
+    """A path that cannot be read as a data, model or R file: a device, a FIFO, a directory, unreadable."""
+
+
+class MissingFileError(InputFileError, FileNotFoundError):
+    """A path that does not exist (also a :class:`FileNotFoundError`)."""

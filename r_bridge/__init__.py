@@ -8,12 +8,15 @@ read without R through the pure-Python ``rdata`` package.
 """
 
 from r_bridge.datasets import available_datasets, load_dataset, load_rdata, load_rds
+from r_bridge.rds_reader import ReadLimits, RFormatError
 from r_bridge.export import save_rds, to_r
 from r_bridge.rsession import RUnavailableError, r_available
 from r_bridge.srbct_data import srbct, srbct_genes
 
 __all__ = [
+    "RFormatError",
     "RUnavailableError",
+    "ReadLimits",
     "available_datasets",
     "load_dataset",
     "load_rdata",

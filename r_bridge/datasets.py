@@ -2,8 +2,11 @@
 
 ``load_dataset`` runs R's ``utils::data()`` for a package's data set;
 ``load_rdata`` and ``load_rds`` read ``.rda``/``.RData``/``.rds`` files with
-the pure-Python ``rdata`` parser by default, which reads only data and
-refuses functions, environments and promises. Both convert through
+the bounded pure-Python reader :mod:`r_bridge.rds_reader` by default, which
+reads only data, refuses functions, environments and promises, and keeps
+within :class:`~r_bridge.rds_reader.ReadLimits` (decompressed bytes, compact
+sequence length, items, nesting; pass ``limits=ReadLimits(...)`` to raise
+them for a file you trust). Both convert through
 :func:`r_bridge.to_pandas.to_python` (types and NA as documented there).
 
 Reading a file through R (``engine="r"``) runs R's ``load()``/``readRDS()``,
@@ -19,9 +22,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.paths import check_input_file
 from r_bridge import rsession
 from r_bridge.from_rdata import read_rdata_file, read_rds_file
 from r_bridge.from_rpy2 import node_from_sexp
+from r_bridge.rds_reader import DEFAULT_LIMITS, ReadLimits
 from r_bridge.rtree import RNode
 from r_bridge.to_pandas import to_python
 
@@ -80,7 +85,9 @@ def available_datasets(package: str | None = None) -> dict[str, str]:
     return listed
 
 
-def load_rdata(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> dict[str, Any]:
+def load_rdata(
+    path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """The objects of an ``.rda``/``.RData`` file by name, as R's ``load()`` restores them.
 
     ``engine="python"`` (the default; ``"auto"`` is the same) reads the file
@@ -88,21 +95,28 @@ def load_rdata(path: str | Path, engine: Engine = "python", *, trusted: bool = F
     file. ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
     code hidden in the file (CVE-2024-27322), so it is refused there unless
     ``trusted=True`` says the file is one you trust. Both engines give the
-    same types and values.
+    same types and values. ``limits`` caps what the Python reader does
+    (:class:`~r_bridge.rds_reader.ReadLimits`; an
+    :class:`~csvm_stats.exceptions.InputLimitError` names the cap passed).
     """
-    return {name: to_python(node) for name, node in read_rdata_nodes(path, engine, trusted=trusted).items()}
+    nodes = read_rdata_nodes(path, engine, trusted=trusted, limits=limits)
+    return {name: to_python(node) for name, node in nodes.items()}
 
 
-def load_rds(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> Any:
-    """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines as in :func:`load_rdata`)."""
-    return to_python(read_rds_node(path, engine, trusted=trusted))
+def load_rds(
+    path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
+) -> Any:
+    """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines and limits as in :func:`load_rdata`)."""
+    return to_python(read_rds_node(path, engine, trusted=trusted, limits=limits))
 
 
-def read_rds_node(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> RNode:
+def read_rds_node(
+    path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
+) -> RNode:
     """The object of an ``.rds`` file as an :class:`RNode` tree (see :func:`load_rds`)."""
     path = _checked_path(path, engine)
     if engine != "r":
-        return read_rds_file(path)
+        return read_rds_file(path, limits)
     check_r_engine(path, trusted)
     return node_from_sexp(rsession.r_function("readRDS")(rsession.r_string(str(path))))
 
@@ -110,12 +124,7 @@ def read_rds_node(path: str | Path, engine: Engine = "python", *, trusted: bool 
 def _checked_path(path: str | Path, engine: Engine) -> Path:
     if engine not in ("auto", "r", "python"):
         raise ValueError(f"engine must be 'auto', 'r' or 'python', not {engine!r}")
-    path = Path(path)
-    if path.is_dir():
-        raise DataError(f"{str(path)!r} is a directory, not an R data file")
-    if not path.is_file():
-        raise FileNotFoundError(f"R data file {str(path)!r} does not exist")
-    return path
+    return check_input_file(path, "R data file")
 
 
 def check_r_engine(path: Path, trusted: bool) -> None:
@@ -132,11 +141,13 @@ def check_r_engine(path: Path, trusted: bool) -> None:
         )
 
 
-def read_rdata_nodes(path: str | Path, engine: Engine = "python", *, trusted: bool = False) -> dict[str, RNode]:
+def read_rdata_nodes(
+    path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
+) -> dict[str, RNode]:
     """The objects of an R data file as :class:`RNode` trees (see :func:`load_rdata`)."""
     path = _checked_path(path, engine)
     if engine != "r":
-        return read_rdata_file(path)
+        return read_rdata_file(path, limits)
     check_r_engine(path, trusted)
     environment = rsession.new_environment()
     rsession.r_function("load")(rsession.r_string(str(path)), envir=environment)
