@@ -58,3 +58,7 @@ class InputFileError(DataError):
 
 class MissingFileError(InputFileError, FileNotFoundError):
     """A path that does not exist (also a :class:`FileNotFoundError`)."""
+
+
+class FormulaLimitError(FormulaError, InputLimitError):
+    """A formula that would expand past :data:`~csvm_stats.preprocessing.formula_grammar.MAX_TERMS` terms."""

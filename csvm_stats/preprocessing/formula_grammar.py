@@ -38,13 +38,19 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from csvm_stats.exceptions import FormulaError
+from csvm_stats.exceptions import FormulaError, FormulaLimitError
 
 #: Longest formula text accepted, and deepest nesting of parentheses.
 MAX_LENGTH = 10_000
 MAX_DEPTH = 50
 #: Largest exponent of ``(terms)**k``.
 MAX_POWER = 10
+#: Most terms a formula may expand to (or the number of columns plus one, when larger, so that ``y ~ .``
+#: always works). Expansion is bounded before it is done: ``a*b*...*z`` (2^26 terms), ``(.)**10``
+#: and long sums of products are refused as soon as a step could exceed the cap, with an
+#: :class:`~csvm_stats.exceptions.FormulaLimitError`. For a formula you trust, raise it by assigning
+#: ``csvm_stats.preprocessing.formula_grammar.MAX_TERMS`` (it is read at each parse).
+MAX_TERMS = 10_000
 ALLOWED = (
     "column names, `backquoted names`, '.', '+', '-', ':', '*', '**' with a whole number, "
     "parentheses, C(column), and 0 or 1 for the intercept"
@@ -152,26 +158,45 @@ Term = tuple[Factor, ...]
 
 
 class _Terms:
-    """An ordered set of terms (order of first appearance; a:b and b:a are one term)."""
+    """An ordered set of terms (order of first appearance; a:b and b:a are one term), of at most ``limit``."""
 
-    def __init__(self, terms: Iterable[Term] = ()) -> None:
+    def __init__(self, terms: Iterable[Term] = (), limit: int | None = None) -> None:
         self.items: dict[frozenset[Factor], Term] = {}
+        self.limit = limit
         for term in terms:
             self.items.setdefault(frozenset(term), term)
+            if limit is not None and len(self.items) > limit:
+                raise _too_many(limit, f"more than {limit}")
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     def __contains__(self, term: Term) -> bool:
         return frozenset(term) in self.items
 
     def __add__(self, other: _Terms) -> _Terms:
-        return _Terms([*self.items.values(), *other.items.values()])
+        return _Terms([*self.items.values(), *other.items.values()], self.limit or other.limit)
 
     def __sub__(self, other: _Terms) -> _Terms:
-        return _Terms(t for key, t in self.items.items() if key not in other.items)
+        return _Terms((t for key, t in self.items.items() if key not in other.items), self.limit)
 
     def interact(self, other: _Terms) -> _Terms:
+        limit = self.limit or other.limit
+        bound = len(self) * len(other)
+        if limit is not None and bound > limit:
+            raise _too_many(limit, f"up to {bound}")
         return _Terms(
-            a + tuple(f for f in b if f not in a) for a in self.items.values() for b in other.items.values()
+            (a + tuple(f for f in b if f not in a) for a in self.items.values() for b in other.items.values()), limit
         )
+
+
+def _too_many(limit: int, count: str) -> FormulaLimitError:
+    return FormulaLimitError(
+        f"the formula would expand to {count} terms, more than the cap of {limit} "
+        "(csvm_stats.preprocessing.formula_grammar.MAX_TERMS, or the number of columns + 1); products such as "
+        "a*b*c*... and powers (.)**k multiply terms. Write the interactions you need explicitly, or, for a "
+        "formula you trust, raise formula_grammar.MAX_TERMS."
+    )
 
 
 _INTERCEPT: Term = ()
@@ -226,6 +251,10 @@ class _Parser:
         self.columns = list(columns)
         self.response = response
         self.depth = 0
+        self.limit = max(MAX_TERMS, len(self.columns) + 1)
+
+    def terms(self, items: Iterable[Term] = ()) -> _Terms:
+        return _Terms(items, self.limit)
 
     # -- token helpers
     @property
@@ -284,14 +313,14 @@ class _Parser:
         return response, terms
 
     def sum(self, outer: bool = False) -> _Terms:
-        terms = _Terms([_INTERCEPT]) if outer else _Terms()
+        terms = self.terms([_INTERCEPT]) if outer else self.terms()
         sign = "+"
         if self._at("+") or self._at("-"):
             sign = self._take().text
         while True:
             operand = self.product()
             if operand is _ZERO:
-                operand, sign = _Terms([_INTERCEPT]), "-" if sign == "+" else "+"
+                operand, sign = self.terms([_INTERCEPT]), "-" if sign == "+" else "+"
             terms = terms + operand if sign == "+" else terms - operand
             if not (self._at("+") or self._at("-")):
                 return terms
@@ -336,12 +365,12 @@ class _Parser:
         token = self._take()
         if token.kind == "number":
             if token.text == "1":
-                return _Terms([_INTERCEPT])
+                return self.terms([_INTERCEPT])
             if token.text == "0":
                 return _ZERO
             raise self._error("numbers other than 0 and 1 (the intercept) are not terms", token)
         if token.kind == "op" and token.text == ".":
-            return _Terms((Factor(c),) for c in self.columns if c != self.response)
+            return self.terms((Factor(c),) for c in self.columns if c != self.response)
         if token.kind == "op" and token.text == "(":
             self.depth += 1
             if self.depth > MAX_DEPTH:
@@ -354,7 +383,7 @@ class _Parser:
             raise self._error("expected a column name, '.', a parenthesis or C(column)", token)
         if self._at("("):
             return self.call(token)
-        return _Terms([(Factor(self.column(token)),)])
+        return self.terms([(Factor(self.column(token)),)])
 
     def call(self, function: Token) -> _Terms:
         if function.text != "C":
@@ -376,7 +405,7 @@ class _Parser:
                 "instead (categorical columns are coded as factors without C()), or rename it."
             )
         self._expect(")", "C(...) takes exactly one column name, then ')'")
-        return _Terms([(Factor(name, categorical=True),)])
+        return self.terms([(Factor(name, categorical=True),)])
 
 
 def parse_formula(text: str, columns: Sequence[str]) -> ParsedFormula:
