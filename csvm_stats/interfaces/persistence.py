@@ -69,8 +69,16 @@ duplicate member names, a total uncompressed size above
 ``.npy`` header whose shape x itemsize disagrees with the member's size or
 exceeds the cap are refused before any data are read; ``model.json`` may nest
 at most :data:`MAX_JSON_DEPTH` deep, its integers have at most
-:data:`MAX_INT_DIGITS` digits, its object keys must be unique, NaN and
-infinities are refused, and a boolean is never accepted where a number is.
+:data:`MAX_INT_DIGITS` digits, its object keys must be unique and at most
+:data:`MAX_JSON_KEYS` in all (checked while parsing, in linear time), an
+archive has at most :data:`MAX_MEMBERS` members, NaN and infinities are
+refused, and a boolean is never accepted where a number is. The caps are
+module constants; raise one (assign it) only to read a file you trust.
+The model is then checked as a whole at load, so that a damaged file is a
+:class:`ModelFileError` at load and never a data error at predict: the
+scales are normal positive floats whose inverses are finite, the formula's
+terms name only the file's input columns, factor levels do not repeat, and
+the design the formula builds has exactly the file's columns.
 
 A model fitted with a callable kernel or a formula with Python expressions
 (``np.log(x)``, possible only with ``from_formula(..., safe=False)``) cannot
@@ -81,6 +89,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 import math
 import re
 import zipfile
@@ -119,9 +128,13 @@ MAX_MEMBER_BYTES = 2**30
 MAX_TOTAL_BYTES = 2**31
 MAX_JSON_BYTES = 2**26
 MAX_ARRAY_DIMS = 2
+#: Most ZIP members (a model file has a dozen; a multiclass file a few per class).
+MAX_MEMBERS = 10_000
 #: Deepest JSON nesting and longest JSON integer accepted in ``model.json``.
 MAX_JSON_DEPTH = 32
 MAX_INT_DIGITS = 20
+#: Most object keys in ``model.json`` (all objects together); checked while parsing, in linear time.
+MAX_JSON_KEYS = 100_000
 _LABEL_DTYPES = ("int", "float", "bool", "str", "category")
 
 
@@ -411,11 +424,25 @@ def _json_constant(text: str) -> Any:
     raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} has {text}, which JSON does not allow")
 
 
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    _require(not repeated, f"{METADATA_MEMBER} repeats the key(s) {repeated[:5]}")
-    return dict(pairs)
+class _KeyCounter:
+    """``object_pairs_hook`` for :func:`json.loads`: repeated keys refused, total keys capped, in linear time."""
+
+    def __init__(self) -> None:
+        self.keys = 0
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        self.keys += len(pairs)
+        _require(
+            self.keys <= MAX_JSON_KEYS,
+            f"{METADATA_MEMBER} has more than {MAX_JSON_KEYS} object keys (MAX_JSON_KEYS; a model file needs a few "
+            "hundred plus one per feature); for a file you trust, raise csvm_stats.interfaces.persistence.MAX_JSON_KEYS",
+        )
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            repeated = sorted({key for key, _ in pairs if key in seen or seen.add(key)})
+            _require(False, f"{METADATA_MEMBER} repeats the key(s) {repeated[:5]}")
+        return result
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -436,7 +463,8 @@ def _parse_metadata(raw: bytes) -> dict[str, Any]:
     depth = _json_depth(text)
     _require(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})")
     metadata = json.loads(
-        text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant, object_pairs_hook=_json_object
+        text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+        object_pairs_hook=_KeyCounter(),
     )
     _require(isinstance(metadata, dict), f"{METADATA_MEMBER} must hold a JSON object")
     return metadata
@@ -489,8 +517,9 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         names = [info.filename for info in infos]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        _require(not repeated, f"member(s) {repeated} appear more than once")
+        _require(len(names) <= MAX_MEMBERS, f"it has {len(names)} members (at most {MAX_MEMBERS})")
+        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+        _require(not repeated, f"member(s) {repeated[:5]} appear more than once")
         members = {info.filename: info for info in infos}
         _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
         for info in infos:
@@ -632,6 +661,10 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
         _require(name in exprs, f"formula.categories names {name!r}, which no term uses")
         _require(isinstance(levels, list) and levels, f"formula.categories[{name!r}] must list levels")
         _require(all(_LABEL_CHECKS["category"](v) for v in levels), f"levels of {name!r}")
+        _require(
+            len({(type(v).__name__, v) for v in levels}) == len(levels),
+            f"formula.categories[{name!r}] repeats a level",
+        )
     encoder_state = {
         expr: (Factor.Kind.CATEGORICAL, {"categories": list(categories[expr])})
         if expr in categories
@@ -644,6 +677,20 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     except DataError as error:
         raise ModelFileError(f"not a valid csvm-stats model file: {error}") from None
     return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
+
+
+def _check_formula_columns(design: FormulaDesign, columns: list[str]) -> None:
+    """The formula must build exactly the file's design columns (probed on levels and zeros, never on user data)."""
+    from csvm_stats.preprocessing.formula import probe_frame
+
+    try:
+        built = list(map(str, design.transform(probe_frame(design)).columns))
+    except DataError as error:
+        raise ModelFileError(f"not a valid csvm-stats model file: its formula cannot build a design ({error})") from None
+    _require(
+        built == list(columns),
+        f"its formula builds the design columns {built[:8]}, but the file lists {list(columns)[:8]}",
+    )
 
 
 def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
@@ -829,11 +876,19 @@ def _load(path: Path) -> SavedModel:
     fmap = _kernel(metadata.get("kernel"), arrays, p)
     for name in ("scale_mean", "scale_sd"):
         _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
-    _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
+    tiny = np.finfo(np.float64).tiny
+    sd = arrays["scale_sd"]
+    _require(
+        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
+        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
+    )
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
     report = _report(metadata.get("report"), columns)
     calibration, method = _calibration(metadata.get("calibration"), arrays)
+    formula = _formula(metadata.get("formula"), columns)
+    if formula is not None:
+        _check_formula_columns(formula, columns)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),
@@ -841,7 +896,7 @@ def _load(path: Path) -> SavedModel:
         feature_map=fmap,
         coef=arrays["coef"],
         intercept=float(intercept),
-        formula=_formula(metadata.get("formula"), columns),
+        formula=formula,
         report=report,
         library_version=str(metadata.get("library_version")),
         calibration=calibration,

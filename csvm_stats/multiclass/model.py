@@ -142,6 +142,11 @@ class MulticlassCSVM(CSVM):
         self.recall_min: dict[int, float] = {}
         if recall_min is not None and not isinstance(recall_min, Mapping):
             raise DataError(f"recall_min must map class labels to required recalls, got {recall_min!r}.")
+        if recall_min is not None and not recall_min:
+            raise DataError(
+                "recall_min={} states no recall to guarantee; give at least one, e.g. recall_min={'label': 0.9}, "
+                "or leave recall_min out (None) for a fit without recall constraints."
+            )
         for label, value in (recall_min or {}).items():
             k = self.coding.position(label)
             self.recall_min[k] = check_probability(value, f"recall_min[{label!r}] (the required recall)")

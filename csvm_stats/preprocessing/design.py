@@ -272,6 +272,41 @@ def column_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mean * magnitude, np.sqrt(var) * magnitude, constant
 
 
+#: Magnitudes a column may have: values up to MAX_MAGNITUDE and non-constant columns spread at least
+#: MIN_SPREAD. Outside them the rule's coefficients in original units, w / sd, overflow or underflow
+#: (a column at +-1e308 gives w / sd near 1e-323, a subnormal with 1 significant bit).
+MAX_MAGNITUDE = 1e150
+MIN_SPREAD = 1e-150
+
+
+def check_magnitudes(X: np.ndarray, names: Sequence[str] | None = None) -> None:
+    """Refuse columns too large or too finely spread to standardise without over- or underflow, by name."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return
+    magnitude = np.max(np.abs(X), axis=0)
+    _, sd, constant = column_moments(X)
+    large = np.flatnonzero(~np.isfinite(magnitude) | (magnitude > MAX_MAGNITUDE))
+    small = np.flatnonzero(~constant & (sd < MIN_SPREAD))
+
+    def label(j: int) -> str:
+        return repr(str(names[j])) if names is not None else f"at position {j}"
+
+    if large.size:
+        j = int(large[0])
+        raise DataError(
+            f"the design column {label(j)} has values as large as {magnitude[j]:.3g} in magnitude (more than "
+            f"{MAX_MAGNITUDE:g}), where standardising and converting the rule back to the original units overflow or "
+            "lose all precision; rescale the column (other units, or a log) first."
+        )
+    if small.size:
+        j = int(small[0])
+        raise DataError(
+            f"the design column {label(j)} varies by only {sd[j]:.3g} (less than {MIN_SPREAD:g}), where the rule's "
+            "coefficient in original units would overflow; rescale the column first."
+        )
+
+
 @dataclass(frozen=True)
 class Standardizer:
     """Column centring and scaling ``(x - mean) / scale``; constant columns keep scale 1."""
@@ -281,7 +316,11 @@ class Standardizer:
 
     @classmethod
     def fit(cls, X: np.ndarray) -> Standardizer:
-        """Means and (population) standard deviations of the columns of ``X`` (:func:`column_moments`)."""
+        """Means and (population) standard deviations of the columns of ``X`` (:func:`column_moments`).
+
+        Columns outside :data:`MAX_MAGNITUDE` / :data:`MIN_SPREAD` are refused (:func:`check_magnitudes`).
+        """
+        check_magnitudes(X)
         mean, sd, constant = column_moments(X)
         return cls(mean, np.where(constant, 1.0, sd))
 
@@ -291,8 +330,16 @@ class Standardizer:
         return cls(np.zeros(p), np.ones(p))
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Apply ``(X - mean) / scale``."""
-        return (X - self.mean) / self.scale
+        """Apply ``(X - mean) / scale``; a value that overflows (new data far outside the fit's range) is an error."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = (X - self.mean) / self.scale
+        if not np.all(np.isfinite(Z)):
+            bad = np.flatnonzero(~np.all(np.isfinite(Z), axis=0) if Z.ndim == 2 else ~np.isfinite(Z))
+            raise DataError(
+                f"the data in design column position(s) {bad[:10].tolist()} are infinite, undefined or so far from "
+                "the fitted scale that standardising them overflows; remove or rescale those values."
+            )
+        return Z
 
     def to_original(self, coef: np.ndarray, intercept: float) -> tuple[np.ndarray, float]:
         """A linear rule on scaled columns expressed in the original units."""

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +41,8 @@ from formulaic.model_spec import ModelSpec
 from formulaic.parser.types import Factor
 
 from csvm_stats.exceptions import DataError, FormulaError
+from csvm_stats.preprocessing.design import check_magnitudes
+from csvm_stats.preprocessing.dtypes import usable_frame
 from csvm_stats.preprocessing.formula_grammar import CONTRASTS, ParsedFormula, parse_formula, response_of
 from csvm_stats.preprocessing.validation import check_unique_columns
 
@@ -77,8 +81,12 @@ class FormulaDesign:
                     f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
                     f"(newdata has {list(map(str, data.columns))[:12]})."
                 )
+        if self.inputs is not None:
+            data = usable_frame(data, self.inputs, "newdata")
         self._check_numeric(data)
-        return _materialise(self.spec, data, self.parsed)
+        design = _materialise(self.spec, data, self.parsed)
+        check_finite_design(design, "newdata")
+        return design
 
     def _check_numeric(self, data: pd.DataFrame) -> None:
         """A column that was numeric at fit time must be numeric now (else formulaic would make it a factor)."""
@@ -91,6 +99,63 @@ class FormulaDesign:
                         f"newdata column {name!r} holds non-numeric values (e.g. {examples}), but it was numeric "
                         "when the model was fitted; convert it to numbers."
                     )
+
+
+def probe_frame(design: FormulaDesign) -> pd.DataFrame:
+    """A small data frame of the design's input columns: each factor cycles through its stored levels, numbers are 0.
+
+    Used to check a loaded model file: the design it builds must have exactly
+    the file's columns.
+    """
+    from csvm_stats.preprocessing.formula_grammar import Factor as GrammarFactor
+
+    if design.parsed is None:
+        raise FormulaError("only a formula parsed by the grammar can be probed.")
+    state = design.spec.encoder_state
+    factors: dict[str, GrammarFactor] = {f.column: f for term in design.parsed.terms for f in term}
+    levels = {
+        column: list(state[f.expr][1]["categories"])
+        for column, f in factors.items()
+        if f.expr in state and state[f.expr][0] is Factor.Kind.CATEGORICAL
+    }
+    rows = max([len(v) for v in levels.values()] + [1])
+    frame = {}
+    for column in factors:
+        if column in levels:
+            cycle = [levels[column][i % len(levels[column])] for i in range(rows)]
+            frame[column] = pd.Categorical(cycle, categories=levels[column])
+        else:
+            frame[column] = np.zeros(rows)
+    return pd.DataFrame(frame)
+
+
+def check_distinct_names(names: Sequence[str], data: pd.DataFrame) -> None:
+    """Refuse a design in which two columns get one name (formulaic would keep one of them silently).
+
+    This happens when a data column is named like a factor's coded column:
+    a numeric column ``cat[T.s]`` beside a text column ``cat``.
+    """
+    counts = Counter(map(str, names))
+    repeated = sorted(name for name, count in counts.items() if count > 1)
+    if repeated:
+        raise DataError(
+            f"two design columns would both be named {repeated[:5]}: a data column has the name of a factor's "
+            "coded column (for example a column 'cat[T.s]' beside a factor 'cat'); rename that data column "
+            f"(data columns: {list(map(str, data.columns))[:12]})."
+        )
+
+
+def check_finite_design(design: pd.DataFrame, what: str = "data") -> None:
+    """Refuse infinite (or NaN) design values, naming the design columns and the first rows."""
+    values = design.to_numpy()
+    bad = ~np.isfinite(values)
+    if bad.any():
+        columns = [str(c) for c, flag in zip(design.columns, bad.any(axis=0)) if flag]
+        rows = design.index[bad.any(axis=1)][:5].tolist()
+        raise DataError(
+            f"{what} give infinite or undefined values in the design column(s) {columns[:10]} (rows {rows}); "
+            "a classifier has no prediction for them. Remove those rows or replace the values first."
+        )
 
 
 def response_name(formula: str) -> str:
@@ -186,6 +251,7 @@ def _safe_matrix(
     formula: str, data: pd.DataFrame, ordered_contrasts: str
 ) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
+    data = usable_frame(data, parsed.columns)
     if ordered_contrasts == "poly":
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
     try:
@@ -193,6 +259,7 @@ def _safe_matrix(
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
     check_structure(rhs.model_spec, parsed)
+    check_distinct_names(rhs.model_spec.column_names, data)
     return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
 
 
@@ -206,6 +273,7 @@ def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, M
         rhs = model_matrix(formula, data, na_action="raise").rhs
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
+    check_distinct_names(rhs.model_spec.column_names, data)
     return name, pd.DataFrame(rhs), rhs.model_spec, None
 
 
@@ -240,7 +308,7 @@ def build_design(
     X = _without_intercept(matrix, data.index, parsed)
     if X.shape[1] == 0:
         raise FormulaError(f"The formula {formula!r} leaves no predictor columns.")
-    if not np.isfinite(X.to_numpy()).all():
-        raise DataError("The design matrix has infinite values; check the predictor columns.")
+    check_finite_design(X, "the data")
+    check_magnitudes(X.to_numpy(), list(map(str, X.columns)))
     inputs = None if parsed is None else parsed.columns
     return data[name], X, FormulaDesign(formula, name, spec, tuple(X.columns), inputs, parsed)

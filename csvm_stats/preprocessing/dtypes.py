@@ -1,0 +1,124 @@
+"""Column types a formula can use, made uniform before formulaic sees them; the others refused by name.
+
+Accepted, and coded as formulaic codes them:
+
+* numbers: numpy ints and floats, pandas' nullable ``Int64``/``Float64``
+  (and the other sizes) and Arrow numbers; booleans, numpy or nullable
+  ``boolean``, are numbers 0/1;
+* text: ``object`` columns of strings, pandas' string dtypes (``str``,
+  ``string[python]``, ``string[pyarrow]``) and Arrow strings, and
+  Categoricals, are factors. String dtypes are handed to formulaic as plain
+  ``object`` columns (formulaic cannot convert them itself), with ``pd.NA``
+  as a missing value, which is an error as everywhere else.
+
+Refused with a message naming the column and the conversion to make
+(:class:`~csvm_stats.exceptions.DataError`): ``object`` columns that mix
+numbers and text (``[1, "a", 2.5]`` would silently be a factor with the
+levels "1", "2.5" and "a") or hold only numbers (convert with
+``pd.to_numeric`` or make them a Categorical), other Python objects
+(bytes, lists, dates), complex numbers (whose imaginary part numpy would
+drop), datetimes and timedeltas (formulaic multiplies them by 0/1 and
+fails), periods and intervals.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.exceptions import DataError
+
+_DATETIME_FIX = (
+    "convert it to numbers first, e.g. (df[c] - pd.Timestamp('1970-01-01')).dt.days for days since 1970, "
+    "or df[c].dt.year; or to a factor with df[c].astype(str)"
+)
+_TIMEDELTA_FIX = "convert it to numbers first, e.g. df[c].dt.total_seconds() / 86400 for days"
+
+
+def _is_text_dtype(dtype: object) -> bool:
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return bool(pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(dtype.pyarrow_dtype))
+    return False
+
+
+def _value_kinds(column: pd.Series) -> dict[str, object]:
+    """The kinds of the non-missing values of an object column, with one example each."""
+    kinds: dict[str, object] = {}
+    for value in column.dropna():
+        if isinstance(value, (bool, np.bool_)):
+            kind = "bool"
+        elif isinstance(value, str):
+            kind = "text"
+        elif isinstance(value, numbers.Real):
+            kind = "number"
+        else:
+            kind = type(value).__name__
+        kinds.setdefault(kind, value)
+        if len(kinds) > 2:
+            break
+    return kinds
+
+
+def usable_column(column: pd.Series, name: str, what: str = "the data") -> pd.Series:
+    """``column`` in a dtype formulaic codes correctly, or a :class:`DataError` naming it and the fix."""
+    dtype = column.dtype
+    where = f"{what} column {name!r}"
+    if _is_text_dtype(dtype):
+        values = column.astype(object)
+        return values.where(values.notna(), None)
+    if isinstance(dtype, pd.ArrowDtype):
+        kind = dtype.pyarrow_dtype
+        import pyarrow as pa
+
+        if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+            raise DataError(f"{where} holds dates or times ({dtype}); {_DATETIME_FIX.replace('c]', repr(name) + ']')}.")
+        if pa.types.is_duration(kind):
+            raise DataError(f"{where} holds time spans ({dtype}); {_TIMEDELTA_FIX.replace('c]', repr(name) + ']')}.")
+        if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            return column.astype("boolean" if pa.types.is_boolean(kind) else "Float64")
+        if pa.types.is_dictionary(kind):
+            return column.astype(object).where(column.notna(), None)
+        raise DataError(f"{where} has the Arrow type {kind}, which is neither numbers nor text; convert it first.")
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        raise DataError(f"{where} holds dates or times ({dtype}); {_DATETIME_FIX.replace('c]', repr(name) + ']')}.")
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        raise DataError(f"{where} holds time spans ({dtype}); {_TIMEDELTA_FIX.replace('c]', repr(name) + ']')}.")
+    if pd.api.types.is_complex_dtype(dtype):
+        raise DataError(
+            f"{where} holds complex numbers, whose imaginary part would be dropped; use separate real columns "
+            f"(df[{name!r}].real, df[{name!r}].imag or abs(df[{name!r}]))."
+        )
+    if isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype, pd.SparseDtype)):
+        raise DataError(f"{where} has the dtype {dtype}, which a formula cannot code; convert it to numbers or text.")
+    if dtype == object:
+        kinds = _value_kinds(column)
+        if len(kinds) > 1 or (kinds and set(kinds) - {"text", "bool"}):
+            examples = ", ".join(f"{value!r} ({kind})" for kind, value in kinds.items())
+            if set(kinds) == {"number"}:
+                fix = f"convert it with pd.to_numeric(df[{name!r}]) for numbers, or .astype('category') for a factor"
+            else:
+                fix = (
+                    f"use one type: pd.to_numeric(df[{name!r}]) for numbers, or df[{name!r}].astype(str) "
+                    "for a factor"
+                )
+            raise DataError(f"{where} is an object column holding {examples}; {fix}.")
+    return column
+
+
+def usable_frame(data: pd.DataFrame, columns: Iterable[str], what: str = "the data") -> pd.DataFrame:
+    """``data`` with each of ``columns`` made usable (:func:`usable_column`); a copy only if something changed."""
+    changed = {}
+    for name in columns:
+        if name in data.columns:
+            column = data[name]
+            converted = usable_column(column, name, what)
+            if converted is not column:
+                changed[name] = converted
+    return data.assign(**changed) if changed else data
