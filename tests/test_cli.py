@@ -205,16 +205,15 @@ def test_a_pickle_file_is_not_a_model(tmp_path):
 
 
 def test_a_formula_term_with_python_code_is_never_evaluated(saved, tmp_path):
-    path, new = saved
+    path, _ = saved
     marker = tmp_path / "pwned"
     code = f"__import__('pathlib').Path({str(marker)!r}).touch()"
 
     def inject(meta):
         meta["formula"]["terms"].append([code])
 
-    model = load_model(_rewrite(path, tmp_path / "code.csvm", metadata=inject))
-    with pytest.raises(DataError):
-        model.predict(new)
+    with pytest.raises(ModelFileError, match="builds the design columns"):  # refused at load, never at predict
+        load_model(_rewrite(path, tmp_path / "code.csvm", metadata=inject))
     assert not marker.exists()
 
     def backtick(meta):

@@ -23,7 +23,10 @@ constraints, 7 the solver found no solution, is unavailable or failed.
 from __future__ import annotations
 
 import argparse
+import csv
+import errno
 import json
+import os
 import sys
 import time
 import warnings
@@ -43,6 +46,8 @@ from csvm_stats.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
+from csvm_stats.exceptions import InputFileError
+from csvm_stats.preprocessing.paths import check_input_file
 from csvm_stats.preprocessing.validation import check_integer, check_random_state, check_time_limit
 
 EXIT_OK = 0
@@ -100,17 +105,83 @@ def _check_cells(data: pd.DataFrame, path: Path) -> None:
         )
 
 
+#: Caps on a CSV file read by the command line, checked in a stream before pandas parses it: characters in
+#: one physical line, in one cell (a quoted cell may span lines) and columns in one row. A CSV with a
+#: 100 MB cell took 3.3 GB in pandas. Raise them for a file you trust with the environment variables
+#: CSVM_STATS_CSV_MAX_LINE, CSVM_STATS_CSV_MAX_CELL and CSVM_STATS_CSV_MAX_COLUMNS.
+CSV_MAX_LINE = 8 * 2**20
+CSV_MAX_CELL = 2**20
+CSV_MAX_COLUMNS = 100_000
+
+
+def _cap(name: str, default: int) -> int:
+    value = os.environ.get(f"CSVM_STATS_CSV_{name}")
+    if value is None:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise FileProblem(f"the environment variable CSVM_STATS_CSV_{name} must be a positive whole number, got {value!r}.")
+    return int(value)
+
+
+def _bounded_lines(stream: Any, path: Path, max_line: int) -> Any:
+    number = 0
+    while True:
+        line = stream.readline(max_line + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > max_line:
+            raise FileProblem(
+                f"{str(path)!r}: line {number} is longer than {max_line} characters (CSVM_STATS_CSV_MAX_LINE); "
+                "is it really a CSV file? For a file you trust, raise the cap with that environment variable."
+            )
+        yield line
+
+
+def scan_csv(path: Path, sep: str) -> None:
+    """Check a CSV file's line, cell and column counts against the caps, in a stream (bounded memory)."""
+    max_line, max_cell, max_columns = _cap("MAX_LINE", CSV_MAX_LINE), _cap("MAX_CELL", CSV_MAX_CELL), _cap(
+        "MAX_COLUMNS", CSV_MAX_COLUMNS
+    )
+    previous = csv.field_size_limit(max_cell)
+    try:
+        with open(path, newline="", encoding="utf-8") as stream:
+            reader = csv.reader(_bounded_lines(stream, path, max_line), delimiter=sep)
+            for row in reader:
+                if len(row) > max_columns:
+                    raise FileProblem(
+                        f"{str(path)!r}: row {reader.line_num} has {len(row)} columns, more than {max_columns} "
+                        "(CSVM_STATS_CSV_MAX_COLUMNS); for a file you trust, raise that environment variable."
+                    )
+    except csv.Error as error:
+        if "field larger than field limit" in str(error):
+            raise FileProblem(
+                f"{str(path)!r}: a cell near line {reader.line_num} is longer than {max_cell} characters "
+                "(CSVM_STATS_CSV_MAX_CELL); for a file you trust, raise that environment variable."
+            ) from None
+        raise FileProblem(f"cannot read {str(path)!r} as CSV near line {reader.line_num}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise FileProblem(
+            f"{str(path)!r} is not UTF-8 text (byte {error.object[error.start:error.start + 1]!r} is invalid in "
+            "UTF-8); save it as UTF-8 CSV."
+        ) from None
+    finally:
+        csv.field_size_limit(previous)
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame (format from the suffix).
 
     Repeated column names (in the CSV header row or the Parquet schema) and
-    columns of lists or structs are errors, never renamed or passed on.
+    columns of lists or structs are errors, never renamed or passed on. A
+    path that is not a regular file (a directory, FIFO, device, broken link)
+    is refused by kind, and a CSV file is first checked against
+    :data:`CSV_MAX_LINE`, :data:`CSV_MAX_CELL` and :data:`CSV_MAX_COLUMNS`.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise FileProblem(f"{str(path)!r} is a directory; give the path of a CSV or Parquet data file.")
-    if not path.is_file():
-        raise FileProblem(f"data file {str(path)!r} does not exist.")
+    try:
+        path = check_input_file(path, "data file")
+    except InputFileError as error:
+        raise FileProblem(str(error)) from None
     suffix = path.suffix.lower()
     if suffix not in CSV_SUFFIXES + PARQUET_SUFFIXES:
         raise FileProblem(
@@ -120,6 +191,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     try:
         if suffix in CSV_SUFFIXES:
             sep = "\t" if suffix == ".tsv" else ","
+            scan_csv(path, sep)
             names = _header_row(path, sep)
             data = pd.read_csv(path, sep=sep)
         else:
@@ -176,9 +248,19 @@ def _escaped(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+class OutputClosed(FileProblem):
+    """Standard output cannot be written (a full device, a closed pipe); exit code 3, no traceback."""
+
+
 def _write(text: str, output: str | None) -> None:
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        try:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise OutputClosed("standard output was closed before all output was written (broken pipe).") from None
+        except OSError as error:
+            raise OutputClosed(f"cannot write to standard output: {error.strerror or error}.") from None
         return
     try:
         Path(output).write_text(text, encoding="utf-8")
@@ -483,7 +565,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.formatwarning = _format_warning
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()
+        return code
+    except (OutputClosed, BrokenPipeError) as error:
+        _silence_stdout()
+        closed = isinstance(error, BrokenPipeError)
+        detail = "standard output was closed before all output was written (broken pipe)." if closed else error
+        message, code = f"file error: {detail}", EXIT_FILE
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO):
+            raise
+        _silence_stdout()
+        message, code = f"file error: cannot write to standard output: {error.strerror}.", EXIT_FILE
     except FileProblem as error:
         message, code = f"file error: {error}", EXIT_FILE
     except FormulaError as error:
@@ -496,6 +590,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         message, code = f"data error: {error}", EXIT_DATA
     print(f"csvm-stats {args.command}: {message}", file=sys.stderr)
     return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail again with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
+        pass
 
 
 if __name__ == "__main__":

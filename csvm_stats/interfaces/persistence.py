@@ -103,7 +103,8 @@ import pandas as pd
 
 from csvm_stats._version import __version__
 from csvm_stats.preprocessing.design import LabelCoding, Standardizer
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, InputFileError
+from csvm_stats.preprocessing.paths import as_path, check_input_file
 from csvm_stats.optimization.kernels import FeatureMap, Kernel
 from csvm_stats.probability.venn_abers import VennAbers, merge
 from csvm_stats.preprocessing.validation import check_feature_table, check_unique_columns
@@ -505,10 +506,10 @@ def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
 
 
 def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    if path.is_dir():
-        raise ModelFileError(f"{str(path)!r} is a directory, not a model file.")
-    if not path.is_file():
-        raise ModelFileError(f"model file {str(path)!r} does not exist.")
+    try:
+        path = check_input_file(path, "model file")
+    except InputFileError as error:
+        raise ModelFileError(str(error)) from None
     if not zipfile.is_zipfile(path):
         raise ModelFileError(
             f"{str(path)!r} is not a csvm-stats model file (not a ZIP archive); "
@@ -852,7 +853,10 @@ def load_model(path: str | Path) -> SavedModel:
     CRC, a truncated or tampered file), is a :class:`ModelFileError`; a file
     is either refused or gives exactly the model that was saved.
     """
-    path = Path(path)
+    try:
+        path = as_path(path, "model file")
+    except InputFileError as error:
+        raise ModelFileError(str(error)) from None
     try:
         return _load(path)
     except ModelFileError:
