@@ -14,10 +14,18 @@ libraries' global thread count; it is not thread-local): BLAS calls of other
 Python threads run on one thread meanwhile. Fits that overlap in threads
 (``nested_cv(..., backend="threading")``) share one limit: the first to
 start sets it, the last to end restores the counts from before the first
-(whether it returns or raises). OpenBLAS may ignore a limit set from a
-worker thread (measured: after the main thread has set and restored one), so
-fits in threads may keep BLAS's threads. Scikit-learn's KMeans limits BLAS the
-same way.
+(whether it returns or raises). Scikit-learn's KMeans limits BLAS the same way.
+
+The limit is set on the libraries directly, from whichever thread starts
+the first fit. threadpoolctl itself lets only one Python thread (the first
+that ever limited OpenBLAS, usually the main thread) change OpenBLAS's
+pthreads pool, and silently ignores limits set from other threads; a fit in
+a worker thread then factorised its kernel matrix with two BLAS threads,
+whose ``eigh`` rounds differently, and its decision values differed from the
+same fit run serially by up to 1e-6. With the direct setting a fit in a thread
+gives bit-identical decision values (``tests/test_hostile_inputs.py``).
+BLAS libraries built with OpenMP keep per-thread limits; a fit in a thread
+limits only its own thread there.
 """
 
 from __future__ import annotations
@@ -33,10 +41,40 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class _Limiter:
+    """Set the BLAS libraries' thread counts to ``limits``; ``restore_original_limits`` puts the old counts back."""
+
+    def __init__(self, libraries: list, limits: int) -> None:
+        self.saved = [(lib, lib.get_num_threads()) for lib in libraries]
+        for lib in libraries:
+            _set_threads(lib, limits)
+
+    def restore_original_limits(self) -> None:
+        for lib, count in self.saved:
+            if count is not None:
+                _set_threads(lib, count)
+
+
+def _set_threads(lib, count: int) -> None:
+    # threadpoolctl's public setter ignores calls from any thread but the first that used it (see above)
+    setter = getattr(lib, "_real_set_num_threads", None) or lib.set_num_threads
+    setter(count)
+
+
+class _BlasLibraries:
+    """The BLAS libraries of the process, limited from any thread."""
+
+    def __init__(self) -> None:
+        self.libraries = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
+
+    def limit(self, limits: int, user_api: str = "blas") -> _Limiter:
+        return _Limiter(self.libraries, limits)
+
+
 @cache
-def _controller() -> ThreadpoolController:
+def _controller() -> _BlasLibraries:
     """The BLAS libraries loaded in this process (found once, on the first fit)."""
-    return ThreadpoolController()
+    return _BlasLibraries()
 
 
 class _SharedLimit:

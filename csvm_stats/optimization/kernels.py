@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.optimization.blas import one_blas_thread
 
 KernelFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 KERNELS: tuple[str, ...] = ("linear", "rbf", "poly")
@@ -126,6 +127,7 @@ class FeatureMap:
     numerical_rank: int = 0
     exact: bool = True
 
+    @one_blas_thread  # one BLAS thread always: the rounding of K(X, R) @ P must not depend on other fits
     def transform(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=float)
         if self.reference is None:
