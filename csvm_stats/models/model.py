@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -48,6 +49,7 @@ from csvm_stats.preprocessing.design import (
     explicit_split,
     split_samples,
 )
+from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import DataError, DegenerateRuleWarning
 from csvm_stats.models.fitstate import FittedState, resolve_seed
@@ -349,9 +351,16 @@ class CSVM:
         the true rate is at least its target with probability 1 - alpha.
         ``sparse_start`` (sparse fits only) is a start (w, b) on the
         standardised columns, e.g. the previous point of
-        :func:`csvm_stats.sparse.path.sparsity_path`. ``clock="cpu"`` makes
-        ``time_limit`` count CPU seconds of this process where the backend
-        supports it (:class:`~csvm_stats.optimization.solvers.SolverOptions`).
+        :func:`csvm_stats.sparse.path.sparsity_path`.
+
+        ``time_limit`` bounds the whole fit (design, kernel factorisation,
+        warm start, set-up, search, certification: :mod:`csvm_stats.optimization.budget`),
+        counted in wall seconds or, with ``clock="cpu"``, in CPU seconds of
+        this process (fair under machine load); the search gets what the
+        earlier phases left. ``results.solver`` records the clock, the limit,
+        the wall and CPU time of the whole fit and of the solver, and what
+        happened (``results.solver.outcome``). Ctrl-C stops any phase with
+        ``KeyboardInterrupt`` naming it.
         """
         if sparse_start is not None and not self.sparse:
             raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")
@@ -361,6 +370,22 @@ class CSVM:
         options = SolverOptions(
             time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose, seed=seed, clock=clock
         )
+        budget = FitBudget.of(options)
+        with budget.interrupts():
+            state = self._fit_within(budget, options, solver, seed, guaranteed, warm_start, sparse_start)
+        if self.sparse:
+            from csvm_stats.sparse.results import SparseCSVMResults
+
+            results: CSVMResults = SparseCSVMResults(state)
+        else:
+            results = CSVMResults(state)
+        for message in results.degenerate:
+            warnings.warn(message, DegenerateRuleWarning, stacklevel=2)
+        return results
+
+    def _fit_within(self, budget: FitBudget, options: SolverOptions, solver: str, seed: int, guaranteed: str | None,
+                    warm_start: bool, sparse_start: tuple[np.ndarray, float] | None) -> FittedState:
+        """The fit on a running budget: split, standardise, solve, certify; the fitted state."""
         split = self._split(seed)
         if guaranteed is not None:
             if split.holdout.size == 0:
@@ -378,8 +403,9 @@ class CSVM:
                 "constant on the training and anchor samples, so no rule can use them: a fit would call every "
                 "point one class. Check the data (filtering, units, a column read as the wrong one)."
             )
-        scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
-        Xs = scaler.transform(X)
+        with budget.running("design matrix"):
+            scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
+            Xs = scaler.transform(X)
         y_anchor = y[split.anchor]
         adjusted = self._adjusted_targets(split)
         if self.sparse:
@@ -404,25 +430,19 @@ class CSVM:
             solver=solver,
             options=options,
             warm_start=warm_start,
+            budget=budget,
         )
         umbrella = None
-        if guaranteed is not None:
-            scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
-            umbrella = umbrella_intercept(
-                scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
-            )
-        fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
-                       "warm_start": warm_start, "clock": clock}
-        state = FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed, fit_options)
-        if self.sparse:
-            from csvm_stats.sparse.results import SparseCSVMResults
-
-            results: CSVMResults = SparseCSVMResults(state)
-        else:
-            results = CSVMResults(state)
-        for message in results.degenerate:
-            warnings.warn(message, DegenerateRuleWarning, stacklevel=2)
-        return results
+        with budget.running("certification"):
+            if guaranteed is not None:
+                scores, tolerance = linear_scores(engine_fit.feature_map.transform(Xs[split.holdout]), engine_fit.coef)
+                umbrella = umbrella_intercept(
+                    scores, y[split.holdout], guaranteed, self.targets[guaranteed], self.alpha, tolerance=tolerance
+                )
+        fit_options = {"time_limit": options.time_limit, "mip_gap": options.mip_gap, "threads": options.threads,
+                       "random_state": seed, "warm_start": warm_start, "clock": options.clock}
+        engine_fit = replace(engine_fit, record=budget.stamp(engine_fit.record))  # the whole fit's times
+        return FittedState(self, split, scaler, engine_fit, adjusted, umbrella, seed, fit_options)
 
     def __repr__(self) -> str:
         targets = ", ".join(f"{r}_min={v:g}" for r, v in self.targets.items()) or "no rate constraint"

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
 from csvm_stats.optimization.blas import one_blas_thread
-from csvm_stats.optimization.engine import DEFAULT_BIG_M, FitBudget, check_fit_inputs, raise_for_status
+from csvm_stats.optimization.budget import ABANDONED, FitBudget
+from csvm_stats.optimization.engine import (
+    DEFAULT_BIG_M, WARM_START_SHARE, check_fit_inputs, keep_start, raise_for_status,
+)
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.multiclass.problem import build_multiclass_primal, constrained_anchor, multiclass_scale
@@ -88,6 +92,7 @@ def fit_multiclass_csvm(
     options: SolverOptions | None = None,
     warm_start: bool = True,
     class_names: Sequence[str] | None = None,
+    budget: FitBudget | None = None,
 ) -> MulticlassFit:
     """Solve the multiclass CSVM on training sample I and anchor sample J.
 
@@ -95,13 +100,30 @@ def fit_multiclass_csvm(
     class position to the number of its anchor points that must be
     classified correctly with margin 1. ``big_m=None`` is the exact model
     (proven per-row constants, indicator constraints where none is proven).
-    ``class_names`` label the classes in error messages.
+    ``class_names`` label the classes in error messages. ``options.time_limit``
+    bounds the whole call as in :func:`csvm_stats.optimization.engine.fit_csvm`
+    (``budget``: the caller's running budget): the factorisation and
+    scikit-learn's warm start run in a worker thread that the fit leaves at the
+    limit (the warm start by WARM_START_SHARE of it: the solve then starts
+    without it), and the solver gets the rest. Ctrl-C raises ``KeyboardInterrupt``.
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`,
     :class:`SolverError` or :class:`DataError`.
     """
     options = options or SolverOptions()
-    budget = FitBudget(options)
+    if budget is not None:
+        return _fit_multiclass(X_train, y_train, X_anchor, y_anchor, n_classes, C, kernel, gamma, degree, coef0, rank,
+                               min_counts, big_m, sample_weight, solver, options, warm_start, class_names, budget)
+    budget = FitBudget.of(options)
+    with budget.interrupts():
+        return _fit_multiclass(X_train, y_train, X_anchor, y_anchor, n_classes, C, kernel, gamma, degree, coef0, rank,
+                               min_counts, big_m, sample_weight, solver, options, warm_start, class_names, budget)
+
+
+def _fit_multiclass(X_train, y_train, X_anchor, y_anchor, n_classes, C, kernel, gamma, degree, coef0, rank,
+                    min_counts, big_m, sample_weight, solver: str, options: SolverOptions, warm_start: bool,
+                    class_names, budget: FitBudget) -> MulticlassFit:
+    """:func:`fit_multiclass_csvm` on a running budget."""
     X_i, X_j, weight = check_fit_inputs(X_train, X_anchor, C=C, big_m=big_m, sample_weight=sample_weight)
     y_i = np.asarray(y_train, dtype=int)
     y_j = np.asarray(y_anchor, dtype=int) if X_j.shape[0] else np.empty(0, dtype=int)
@@ -115,29 +137,35 @@ def fit_multiclass_csvm(
         raise DataError(f"the training sample has no point of class(es) {missing}; every class must occur in it.")
     counts = check_class_counts(min_counts or {}, y_j, K)
 
-    reference = np.vstack([X_i, X_j])
-    kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
-    fmap, phi = factorise(kern, reference, rank)
-    phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
+    with budget.running("kernel factorisation"):
+        reference = np.vstack([X_i, X_j])
+        kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
+        fmap, phi = budget.require(factorise, kern, reference, rank, what="the kernel factorisation")
+        phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
     anchor_index = constrained_anchor(y_j, counts)
 
     start: MulticlassStart | None = None
-    if warm_start:
-        start = multiclass_start(
-            phi_i, y_i, phi_j, y_j, K, C=C, weight=weight, min_counts=counts, anchor_index=anchor_index
-        )
-    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight)
-    if start is None:
-        problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
-    else:
-        x0 = np.r_[multiclass_scale(K, phi.shape[1], start.objective) * start.W.ravel(), start.b, start.xi, start.z]
-        problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, start=x0, upper=start.objective, **build)
-        if problem.miqp.max_violation(x0) > 1e-6 * max(1.0, start.objective):
-            # the user's M is smaller than the start needs: solve without the start
+    with budget.running("warm start"):
+        if warm_start:
+            found = budget.call(partial(multiclass_start, phi_i, y_i, phi_j, y_j, K, C=C, weight=weight,
+                                        min_counts=counts, anchor_index=anchor_index),
+                                what="the warm start", deadline=budget.deadline(WARM_START_SHARE))
+            start = None if found is ABANDONED else found
+    with budget.running("model set-up"):
+        build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight)
+        if start is None:
             problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
+        else:
+            x0 = np.r_[multiclass_scale(K, phi.shape[1], start.objective) * start.W.ravel(), start.b, start.xi,
+                       start.z]
+            problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, start=x0, upper=start.objective, **build)
+            if problem.miqp.max_violation(x0) > 1e-6 * max(1.0, start.objective):
+                # the user's M is smaller than the start needs: solve without the start
+                problem = build_multiclass_primal(phi_i, y_i, phi_j, y_j, K, **build)
 
-    solution = solve(problem.miqp, solver, budget.remaining())
-    record = replace(solution.record, exact=problem.exact)
+    with budget.running("search"):
+        solution = keep_start(solve(problem.miqp, solver, budget.solver_options(options)), problem.miqp, None)
+    record = budget.stamp(replace(solution.record, exact=problem.exact))
     names = [str(k) for k in range(K)] if class_names is None else [str(c) for c in class_names]
     described = ", ".join(f"{names[k]!r}: {c} of {int(np.sum(y_j == k))} anchor points" for k, c in counts.items())
     hint = "relax a target or use an RBF kernel" if big_m is None else "raise big_m or use big_m=None"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from csvm_stats.models.model import CSVM, _design_frame, register_model_form
 from csvm_stats.multiclass.certification import guarantee_shift
 from csvm_stats.multiclass.design import ClassCoding, encode_classes, split_by_class
 from csvm_stats.multiclass.engine import fit_multiclass_csvm
+from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.optimization.solvers.base import SolverOptions
 from csvm_stats.preprocessing.validation import check_integer
@@ -221,32 +223,43 @@ class MulticlassCSVM(CSVM):
         ``results.random_state`` when ``None``). ``guarantee=True`` shifts the constrained classes' offsets on the
         held-out sample so that every required recall holds with probability
         at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
-        ``clock="cpu"`` makes ``time_limit`` count CPU seconds of this process
-        where the backend supports it (:class:`~csvm_stats.optimization.solvers.SolverOptions`).
+        ``time_limit`` bounds the whole fit (:mod:`csvm_stats.optimization.budget`;
+        the gene-list route's own steps take their time from the options),
+        in wall seconds or, with ``clock="cpu"``, CPU seconds of this process;
+        ``results.solver`` records the clock, the limit, the whole fit's times
+        and what happened. Ctrl-C stops any phase with ``KeyboardInterrupt``.
         """
         if guarantee not in (True, False):
             raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
         if guarantee and not self.recall_min:
             raise DataError("guarantee=True needs recall_min, the recalls to guarantee.")
         seed = resolve_seed(random_state)
+        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
+                                seed=seed, clock=clock)
+        budget = FitBudget.of(options)
+        with budget.interrupts():
+            return self._fit_within(budget, options, solver, seed, guarantee, warm_start)
+
+    def _fit_within(self, budget: FitBudget, options: SolverOptions, solver: str, seed: int, guarantee: bool,
+                    warm_start: bool) -> MulticlassResults:
+        """The fit on a running budget: split, standardise, solve, certify."""
         split = self._split(seed)
         if guarantee and split.holdout.size == 0:
             raise DataError("guarantee mode sets the offsets on the held-out sample, which is empty; give it a share.")
         X = self.exog.to_numpy()
         fit_rows = np.concatenate([split.train, split.anchor])
-        scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
-        Xs = scaler.transform(X)
+        with budget.running("design matrix"):
+            scaler = Standardizer.fit(X[fit_rows]) if self.standardize else Standardizer.identity(X.shape[1])
+            Xs = scaler.transform(X)
         y, y_anchor = self.y, self.y[split.anchor]
         adjusted = self._adjusted_targets(split)
-        options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
-                                seed=seed, clock=clock)
         counts = {k: t.count for k, t in adjusted.items()}
         if self.max_features is None:
             engine_fit = fit_multiclass_csvm(
                 Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
                 C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank,
                 min_counts=counts, big_m=self.big_m, solver=solver,
-                options=options, warm_start=warm_start, class_names=self.coding.levels,
+                options=options, warm_start=warm_start, class_names=self.coding.levels, budget=budget,
             )
         else:
             if not warm_start:
@@ -254,15 +267,17 @@ class MulticlassCSVM(CSVM):
             engine_fit = fit_multiclass_cardinality(
                 Xs[split.train], y[split.train], Xs[split.anchor], y_anchor, self.coding.n_classes,
                 max_features=self.max_features, screen=self.screen, C=self.C, min_counts=counts, solver=solver,
-                options=options, class_names=self.coding.levels,
+                options=budget.solver_options(options), class_names=self.coding.levels,
             )
         shift = None
-        if guarantee:
-            held = engine_fit.decision_function(Xs[split.holdout])
-            names = [self.class_name(k) for k in range(self.coding.n_classes)]
-            shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
-        fit_options = {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "random_state": seed,
-                       "warm_start": warm_start, "clock": clock}
+        with budget.running("certification"):
+            if guarantee:
+                held = engine_fit.decision_function(Xs[split.holdout])
+                names = [self.class_name(k) for k in range(self.coding.n_classes)]
+                shift = guarantee_shift(held, y[split.holdout], self.recall_min, self.alpha, names)
+        fit_options = {"time_limit": options.time_limit, "mip_gap": options.mip_gap, "threads": options.threads,
+                       "random_state": seed, "warm_start": warm_start, "clock": options.clock}
+        engine_fit = replace(engine_fit, record=budget.stamp(engine_fit.record))  # the whole fit's times
         return MulticlassResults(self, split, scaler, engine_fit, adjusted, shift, seed, fit_options)
 
     def __repr__(self) -> str:

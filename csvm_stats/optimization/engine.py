@@ -20,7 +20,7 @@ constraint this is scikit-learn's ``SVC`` with ``C/2``.
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -28,11 +28,14 @@ import numpy as np
 
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.optimization.blas import one_blas_thread
+from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.optimization.problem import (
-    RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points, rate_requirements,
+    MIQP, RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points,
+    rate_requirements,
 )
-from csvm_stats.optimization.solvers import SolveRecord, SolverOptions, Status, solve
+from csvm_stats.optimization.solvers import Solution, SolveRecord, SolverOptions, Status, solve
+from csvm_stats.optimization.solvers._common import relative_gap
 from csvm_stats.optimization.warmstart import WarmStart, gram_matrix, shifted_intercept_start, svm_reference
 
 DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.optimization.problem)
@@ -110,21 +113,8 @@ def check_fit_inputs(X_train, X_anchor, *, C: float, big_m: float | None,
     return X_i, X_j, weight
 
 
-class FitBudget:
-    """The time limit of a whole fit: the solver gets what the feature map, warm start and model left of it.
-
-    Started when the fit starts, on the clock the options name (``"cpu"``: this process's CPU time).
-    """
-
-    def __init__(self, options: SolverOptions) -> None:
-        self.options = options
-        self.clock = time.process_time if options.clock == "cpu" else time.perf_counter
-        self.started = self.clock()
-
-    def remaining(self) -> SolverOptions:
-        """The options with the time limit cut by the time spent since the fit started."""
-        spent = self.clock() - self.started
-        return replace(self.options, time_limit=max(0.0, self.options.time_limit - spent))
+WARM_START_SHARE = 0.4  # the warm start stops by this share of the whole fit's time limit (anytime)
+REFERENCE_SHARE = 0.5  # the plain SVM on I (tightening and a lower bound) stops by this share
 
 
 def raise_for_status(record: SolveRecord, described: str, model: str, hint: str) -> None:
@@ -135,12 +125,35 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
     if record.status is Status.INFEASIBLE:
         raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}); {hint}.")
     if record.status is Status.NO_SOLUTION:
+        where = f" (the limit ran out during the {record.limit_phase})" if record.limit_phase else ""
+        limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock
+                 else "the time limit")
         raise NoSolutionError(
             f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "
-            f"that meets {described}; raise the time limit."
+            f"that meets {described}: {limit} was reached{where}; raise time_limit."
         )
     if record.status is Status.ERROR:
         raise SolverError(f"the {record.backend} solver failed ({record.message}).")
+
+
+def keep_start(solution: Solution, problem: MIQP, lower: float | None) -> Solution:
+    """A solve stopped by the limit, completed from what the fit knows before the solver.
+
+    Without a solution of its own (the limit ran out before the solver read the
+    start) the problem's start is the incumbent (status ``TIME_LIMIT``); ``lower``,
+    the plain SVM's dual value on I (every CSVM point is a point of that SVM, so
+    it bounds the optimum from below), replaces a weaker reported bound.
+    """
+    record, x = solution.record, solution.x
+    if record.status not in (Status.TIME_LIMIT, Status.NO_SOLUTION):
+        return solution
+    if x is None and problem.start is not None:
+        x = problem.start
+        record = replace(record, status=Status.TIME_LIMIT, objective=problem.objective(x))
+    bound = record.best_bound
+    if lower is not None and math.isfinite(lower) and not (math.isfinite(bound) and bound >= lower):
+        bound = lower
+    return Solution(replace(record, best_bound=bound, gap=relative_gap(record.objective, bound)), x)
 
 
 def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
@@ -191,6 +204,7 @@ def fit_csvm(
     solver: str = "auto",
     options: SolverOptions | None = None,
     warm_start: bool = True,
+    budget: FitBudget | None = None,
 ) -> CSVMFit:
     """Solve the CSVM on training sample I and anchor sample J (module docstring).
 
@@ -204,11 +218,30 @@ def fit_csvm(
     during the fit (:mod:`csvm_stats.optimization.blas`: on these sizes threaded OpenBLAS spends more CPU
     than it saves).
 
+    ``options.time_limit`` bounds the whole call on ``options.clock``
+    (:mod:`csvm_stats.optimization.budget`): the kernel factorisation, the warm
+    start (anytime, stopped by WARM_START_SHARE of the limit), the plain SVM
+    on I (by REFERENCE_SHARE), the model's set-up and the search, which gets
+    what is left. ``budget`` is the caller's budget when this fit is part of a
+    larger one (the model's ``fit``, the sparse routes). Ctrl-C raises
+    ``KeyboardInterrupt`` naming the phase.
+
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
     """
     options = options or SolverOptions()
-    budget = FitBudget(options)
+    if budget is not None:
+        return _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, coef0, rank, min_counts,
+                         big_m, sample_weight, solver, options, warm_start, budget)
+    budget = FitBudget.of(options)
+    with budget.interrupts():
+        return _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, coef0, rank, min_counts,
+                         big_m, sample_weight, solver, options, warm_start, budget)
+
+
+def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, coef0, rank, min_counts, big_m,
+              sample_weight, solver: str, options: SolverOptions, warm_start: bool, budget: FitBudget) -> CSVMFit:
+    """:func:`fit_csvm` on a running budget."""
     X_i, X_j, weight = check_fit_inputs(X_train, X_anchor, C=C, big_m=big_m, sample_weight=sample_weight)
     y_i = _as_labels(y_train, X_i.shape[0], "y_train")
     y_j = _as_labels(y_anchor, X_j.shape[0], "y_anchor") if X_j.shape[0] else np.empty(0)
@@ -216,36 +249,43 @@ def fit_csvm(
         raise DataError("the training sample has only one class; a classifier needs both classes in it.")
     counts = check_min_counts(min_counts or {}, y_j)
 
-    reference = np.vstack([X_i, X_j])
-    kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
-    fmap, phi = factorise(kern, reference, rank)
-    phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
+    with budget.running("kernel factorisation"):
+        reference = np.vstack([X_i, X_j])
+        kern = resolve_kernel(kernel, reference, gamma=gamma, degree=degree, coef0=coef0)
+        fmap, phi = budget.require(factorise, kern, reference, rank, what="the kernel factorisation")
+        phi_i, phi_j = phi[: X_i.shape[0]], phi[X_i.shape[0] :]
+        # one Gram matrix for every SVM fit (None for narrow rows: linear memory)
+        gram = budget.require(gram_matrix, phi, what="the Gram matrix") if warm_start else None
 
     requirements = rate_requirements(y_j, counts)
     start: WarmStart | None = None
-    if warm_start:
-        gram = gram_matrix(phi)  # one Gram matrix for every SVM fit (None for narrow rows: linear memory)
-        start = shifted_intercept_start(
-            phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements, gram=gram
-        )
-    # Anchor points that no rate counts carry no constraint in the exact model
-    # (z_j = 0 switches theirs off): they leave the MIQP.
-    kept = constrained_anchor_points(requirements, y_j.size)
-    phi_k, y_k = phi_j[kept], y_j[kept]
-    x0 = upper = svm_ref = None
-    if start is not None:
-        x0 = np.r_[start.w, start.b, start.xi, start.z[kept]]
-        upper = start.objective
-        svm_ref = svm_reference(phi_i, y_i, C, weight, gram)
-    build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper, reference=svm_ref)
-    problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
-    if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
-        # the user's M is smaller than the warm start needs: the start is not feasible for this
-        # model, and its objective is no upper bound on the model's optimum (no tightening from it)
-        problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
+    svm_ref = None
+    with budget.running("warm start"):
+        if warm_start:
+            start = shifted_intercept_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements,
+                                            gram=gram, deadline=budget.deadline(WARM_START_SHARE))
+            svm_ref = svm_reference(phi_i, y_i, C, weight, gram, deadline=budget.deadline(REFERENCE_SHARE))
+    with budget.running("model set-up"):
+        # Anchor points that no rate counts carry no constraint in the exact model
+        # (z_j = 0 switches theirs off): they leave the MIQP.
+        kept = constrained_anchor_points(requirements, y_j.size)
+        phi_k, y_k = phi_j[kept], y_j[kept]
+        x0 = upper = None
+        if start is not None:
+            x0 = np.r_[start.w, start.b, start.xi, start.z[kept]]
+            upper = start.objective
+        build = dict(C=C, min_counts=counts, big_m=big_m, sample_weight=weight, upper=upper,
+                     reference=svm_ref if start is not None else None)
+        problem: CSVMProblem = build_primal(phi_i, y_i, phi_k, y_k, start=x0, **build)
+        if start is not None and problem.miqp.max_violation(x0) > 1e-6 * max(1.0, upper):
+            # the user's M is smaller than the warm start needs: the start is not feasible for this
+            # model, and its objective is no upper bound on the model's optimum (no tightening from it)
+            problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
-    solution = solve(problem.miqp, solver, budget.remaining())
-    record = replace(solution.record, exact=problem.exact)
+    with budget.running("search"):
+        solution = solve(problem.miqp, solver, budget.solver_options(options))
+        solution = keep_start(solution, problem.miqp, None if svm_ref is None else svm_ref.dual)
+    record = budget.stamp(replace(solution.record, exact=problem.exact))
     hint = (
         "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
         if {"tpr", "tnr"} <= counts.keys() or "acc" in counts

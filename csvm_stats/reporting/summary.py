@@ -330,7 +330,7 @@ def _solver_table(res: SummarySource, timing: bool) -> pd.DataFrame:
         "Relative gap": f"{rec.gap:.2%}",
     }
     if timing:
-        pairs["Wall time (s)"] = f"{rec.wall_time:.2f}"
+        pairs.update(rec.timing_rows())  # wall and CPU time of the whole fit, the limit and its clock, the outcome
         pairs["Nodes"] = rec.nodes
     return _key_values(pairs)
 

@@ -36,6 +36,13 @@ optimum over subsets of the K screened columns only, a heuristic for the full
 problem, and :attr:`Screening.exact` is False (the results and the summary
 say so). No safe screening rule is used: the L1 support need not contain the
 best s-subset.
+
+**Time limit.** ``options.time_limit`` bounds the whole route on its clock
+(:class:`~csvm_stats.optimization.budget.FitBudget`, shared with the model's
+``fit``): the cardinality route ranks the features within RANKING_SHARE of
+what is left, solves its start within START_SHARE of what is then left, and
+gives the MILP/MIQP the rest; each step keeps its best point when its part
+runs out.
 """
 
 from __future__ import annotations
@@ -45,7 +52,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from csvm_stats.optimization.engine import CSVMFit, check_min_counts, fit_csvm
+from csvm_stats.optimization.budget import FitBudget
+from csvm_stats.optimization.engine import WARM_START_SHARE, CSVMFit, check_min_counts, fit_csvm, keep_start
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.optimization.kernels import linear_map
 from csvm_stats.optimization.problem import (
@@ -68,6 +76,8 @@ SCREEN_FACTOR = 5
 SCREEN_MIN = 50
 #: |w_f| below this (standardised scale) counts as zero: the solvers' feasibility tolerance.
 ZERO_TOL = 1e-6
+RANKING_SHARE = 0.25  # share of the time left that the cardinality route's feature ranking may use
+START_SHARE = 0.25  # share of the time then left that its start (the L2 CSVM on the top columns) may use
 
 
 @dataclass(frozen=True)
@@ -109,23 +119,28 @@ def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> N
         raise DataError(f"max_features={max_features} exceeds the {n_features} columns; lower it or use None.")
 
 
-def _raise_for(status: Status, backend: str, wall: float, what: str, message: str) -> None:
-    if status is Status.INFEASIBLE:
+def _raise_for(record, what: str) -> None:
+    """The readable error of a solve without a solution (``record``: its :class:`SolveRecord`)."""
+    if record.status is Status.INFEASIBLE:
         raise InfeasibleConstraintsError(f"no {what} meets the rate constraints; relax a target or raise C.")
-    if status is Status.NO_SOLUTION:
-        raise NoSolutionError(f"the {backend} solver stopped after {wall:.1f} s without a solution of the {what}; raise the time limit.")
-    if status is Status.ERROR:
-        raise SolverError(f"the {backend} solver failed on the {what} ({message}).")
+    if record.status is Status.NO_SOLUTION:
+        where = f", during the {record.limit_phase}" if record.limit_phase else ""
+        raise NoSolutionError(f"the {record.backend} solver stopped after {record.wall_time:.1f} s without a solution "
+                              f"of the {what} (the time limit was reached{where}); raise the time limit.")
+    if record.status is Status.ERROR:
+        raise SolverError(f"the {record.backend} solver failed on the {what} ({record.message}).")
 
 
-def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options) -> tuple[np.ndarray, float] | None:
+def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options,
+              budget: FitBudget) -> tuple[np.ndarray, float] | None:
     """A feasible point of the L1 CSVM and its objective (``None`` when the shift finds none).
 
     The shifted-intercept start's anchor indicators are fixed and the L1 LP
     solved with them: a feasible point at least as good as the start.
     """
     requirements = rate_requirements(y_j, counts)
-    start = shifted_intercept_start(X_i, y_i, X_j, y_j, C=C, weight=weight, requirements=requirements)
+    start = shifted_intercept_start(X_i, y_i, X_j, y_j, C=C, weight=weight, requirements=requirements,
+                                    deadline=budget.deadline(WARM_START_SHARE))
     if start is None:
         return None
     x0 = np.r_[np.maximum(start.w, 0.0), np.maximum(-start.w, 0.0), start.b, start.xi, start.z]
@@ -137,7 +152,7 @@ def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options) -> tuple[n
     if np.any(lb > ub):  # the start's z contradicts a proven fixing (only through rounding)
         return x0, upper
     fixed = replace(problem.miqp, lb=lb, ub=ub, binary=np.arange(0), start=None)
-    solution = solve(fixed, "highs" if solver == "auto" else solver, options)
+    solution = solve(fixed, "highs" if solver == "auto" else solver, budget.solver_options(options))
     if solution.x is None or solution.record.objective >= upper:
         return x0, upper
     return solution.x, float(solution.record.objective)
@@ -159,10 +174,12 @@ def _given_start(X_i, y_i, X_j, y_j, C, counts, weight, start, l1: bool) -> tupl
     return w, float(penalty + C * weight @ xi), xi, z
 
 
-def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str):
-    solution = solve(problem.miqp, solver, options)
-    record = replace(solution.record, exact=problem.exact)
-    _raise_for(record.status, record.backend, record.wall_time, what, record.message)
+def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str, budget: FitBudget):
+    """The route's last solve on what is left of ``budget`` (its start kept when the limit stops it first)."""
+    with budget.running("search"):
+        solution = keep_start(solve(problem.miqp, solver, budget.solver_options(options)), problem.miqp, None)
+    record = budget.stamp(replace(solution.record, exact=problem.exact))
+    _raise_for(record, what)
     return replace(solution, record=record)
 
 
@@ -180,6 +197,7 @@ def fit_l1_csvm(
     options: SolverOptions | None = None,
     warm_start: bool = True,
     start: tuple[np.ndarray, float] | None = None,
+    budget: FitBudget | None = None,
 ) -> SparseFit:
     """The L1-norm CSVM (module docstring) on standardised columns.
 
@@ -189,9 +207,13 @@ def fit_l1_csvm(
     start when it meets the constraints and beats the module's own start.
     """
     options = options or SolverOptions()
+    budget = budget or FitBudget.of(options)
     weight = np.ones(X_train.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     counts = check_min_counts(min_counts or {}, y_anchor)
-    found = _l1_start(X_train, y_train, X_anchor, y_anchor, C, counts, weight, solver, options) if warm_start else None
+    found = None
+    if warm_start:
+        with budget.running("warm start"):
+            found = _l1_start(X_train, y_train, X_anchor, y_anchor, C, counts, weight, solver, options, budget)
     x0, upper = found if found is not None else (None, None)
     given = None if start is None else _given_start(
         X_train, y_train, X_anchor, y_anchor, C, counts, weight, start, l1=True)
@@ -207,7 +229,7 @@ def fit_l1_csvm(
             X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, big_m=big_m, sample_weight=weight,
             upper=upper,
         )
-    solution = _solve(problem, solver, options, "L1-norm CSVM")
+    solution = _solve(problem, solver, options, "L1-norm CSVM", budget)
     x, blocks = solution.x, problem.miqp.blocks
     coef = read_coefficients(problem.miqp, x)
     return SparseFit(
@@ -226,15 +248,20 @@ def fit_l1_csvm(
 
 
 def feature_ranking(
-    X_train, y_train, X_anchor, y_anchor, *, C, min_counts, sample_weight, solver, options
+    X_train, y_train, X_anchor, y_anchor, *, C, min_counts, sample_weight, solver, options,
+    budget: FitBudget | None = None,
 ) -> np.ndarray:
-    """All column indices, best first: the L1 route's support by |w|, then the rest by the SVM's |w|."""
+    """All column indices, best first: the L1 route's support by |w|, then the rest by the SVM's |w|.
+
+    Within ``budget`` (default: ``options``'s limit): the L1 route's MILP and the SVM stop with their best point.
+    """
+    budget = budget or FitBudget.of(options)
     l1 = fit_l1_csvm(
         X_train, y_train, X_anchor, y_anchor, C=C, min_counts=min_counts, sample_weight=sample_weight,
-        solver=solver, options=options,
+        solver=solver, options=options, budget=budget,
     )
     svm = svm_reference(np.vstack([X_train, X_anchor]), np.r_[y_train, y_anchor], C,
-                        np.r_[sample_weight, np.ones(y_anchor.shape[0])])
+                        np.r_[sample_weight, np.ones(y_anchor.shape[0])], deadline=budget.deadline())
     key = np.where(np.abs(l1.coef) > ZERO_TOL, np.abs(l1.coef) + np.abs(svm.w).max() + 1.0, np.abs(svm.w))
     return np.argsort(-key, kind="stable")
 
@@ -260,6 +287,7 @@ def fit_cardinality_csvm(
     options: SolverOptions | None = None,
     screen: int | None = None,
     start: tuple[np.ndarray, float] | None = None,
+    budget: FitBudget | None = None,
 ) -> SparseFit:
     """The L2 CSVM with at most ``max_features`` non-zero coefficients (module docstring).
 
@@ -268,6 +296,7 @@ def fit_cardinality_csvm(
     start when it meets the constraints and beats the restricted fit.
     """
     options = options or SolverOptions()
+    budget = budget or FitBudget.of(options)
     p = X_train.shape[1]
     check_sparsity("l2", max_features, p)
     weight = np.ones(X_train.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -276,10 +305,11 @@ def fit_cardinality_csvm(
     if not max_features <= K:
         raise DataError(f"screen={screen} keeps fewer columns than max_features={max_features}; raise it.")
     K = min(K, p)
-    ranking = feature_ranking(
-        X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, sample_weight=weight, solver=solver,
-        options=options,
-    )
+    with budget.running("feature ranking"):
+        ranking = feature_ranking(
+            X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, sample_weight=weight, solver=solver,
+            options=options, budget=budget.part(RANKING_SHARE),
+        )
     given = None
     if start is not None and np.count_nonzero(start[0]) <= max_features:
         given = _given_start(X_train, y_train, X_anchor, y_anchor, C, counts, weight, start, l1=False)
@@ -293,10 +323,11 @@ def fit_cardinality_csvm(
     )
     top = ranking[:max_features]
     try:
-        restricted = fit_csvm(
-            X_train[:, top], y_train, X_anchor[:, top], y_anchor, C=C, min_counts=counts, big_m=None,
-            sample_weight=weight, solver=solver, options=options,
-        )
+        with budget.running("warm start"):
+            restricted = fit_csvm(
+                X_train[:, top], y_train, X_anchor[:, top], y_anchor, C=C, min_counts=counts, big_m=None,
+                sample_weight=weight, solver=solver, options=options, budget=budget.part(START_SHARE),
+            )
     except InfeasibleConstraintsError as err:
         raise InfeasibleConstraintsError(
             f"no classifier on the {max_features} best-ranked columns meets the rate constraints, so the "
@@ -312,7 +343,8 @@ def fit_cardinality_csvm(
     if given is not None and given[1] < upper:
         w0, upper, xi0, z0 = given[0][candidates], given[1], given[2], given[3]
         b0 = float(start[1])
-    reference = svm_reference(Xc_i, y_train, C, weight)
+    with budget.running("model set-up"):
+        reference = svm_reference(Xc_i, y_train, C, weight, deadline=budget.part(0.5).deadline())
     # as in engine.fit_csvm: anchor points no rate counts carry no constraint and leave the MIQP
     kept = constrained_anchor_points(rate_requirements(y_anchor, counts), y_anchor.size)
     problem = build_primal(
@@ -320,7 +352,7 @@ def fit_cardinality_csvm(
         start=np.r_[w0, b0, xi0, z0[kept]], upper=upper, reference=reference,
     )
     problem = with_cardinality(problem, max_features)
-    solution = _solve(problem, solver, options, f"CSVM with at most {max_features} features")
+    solution = _solve(problem, solver, options, f"CSVM with at most {max_features} features", budget)
     x, blocks = solution.x, problem.miqp.blocks
     w = np.where(x[blocks["v"]] > 0.5, x[blocks["w"]], 0.0)
     intercept = float(x[blocks["b"]][0])
@@ -362,17 +394,21 @@ def fit_sparse_csvm(
     options: SolverOptions | None = None,
     warm_start: bool = True,
     start: tuple[np.ndarray, float] | None = None,
+    budget: FitBudget | None = None,
 ) -> SparseFit:
-    """The route the arguments name: ``max_features`` -> cardinality, else ``penalty="l1"``."""
+    """The route the arguments name: ``max_features`` -> cardinality, else ``penalty="l1"``.
+
+    ``budget``: the caller's running time budget (default: a new one of ``options.time_limit``)."""
     check_sparsity(penalty, max_features, X_train.shape[1])
     if max_features is not None:
         return fit_cardinality_csvm(
             X_train, y_train, X_anchor, y_anchor, max_features=max_features, C=C, min_counts=min_counts,
-            sample_weight=sample_weight, solver=solver, options=options, screen=screen, start=start,
+            sample_weight=sample_weight, solver=solver, options=options, screen=screen, start=start, budget=budget,
         )
     if penalty != "l1":
         raise DataError("fit_sparse_csvm needs penalty='l1' or max_features; the plain CSVM is engine.fit_csvm.")
     return fit_l1_csvm(
         X_train, y_train, X_anchor, y_anchor, C=C, min_counts=min_counts, big_m=big_m,
         sample_weight=sample_weight, solver=solver, options=options, warm_start=warm_start, start=start,
+        budget=budget,
     )

@@ -8,15 +8,16 @@ status codes onto :class:`Status` (the cvxpy pattern).
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.optimization.budget import CLOCKS
 from csvm_stats.preprocessing.validation import check_positive, check_solver_options
 
-CLOCKS: tuple[str, ...] = ("wall", "cpu")
 
 if TYPE_CHECKING:
     from csvm_stats.optimization.problem import MIQP
@@ -73,7 +74,16 @@ class SolverOptions:
 
 @dataclass(frozen=True)
 class SolveRecord:
-    """What a solve did: status, objective, bound, gap, times and effort."""
+    """What a solve did: status, objective, bound, gap, times and effort.
+
+    ``wall_time`` and ``cpu_time`` are the solver's own; a fit
+    (:mod:`csvm_stats.optimization.budget`) adds the time limit of the whole
+    fit (``time_limit`` seconds on the ``clock``), the wall and CPU seconds of
+    the whole fit (``fit_wall_time``, ``fit_cpu_time``: feature map, warm
+    start, set-up, search, certification) and ``limit_phase``, the phase in
+    which the limit ran out (``""``: it did not). :attr:`outcome` says in
+    words what happened.
+    """
 
     status: Status
     objective: float
@@ -89,6 +99,42 @@ class SolveRecord:
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
     choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
+    clock: str = ""  # the clock the fit's time limit counted ("wall" or "cpu"; "" outside a fit)
+    time_limit: float = math.nan  # the whole fit's limit, seconds on that clock
+    fit_wall_time: float = math.nan  # wall seconds of the whole fit
+    fit_cpu_time: float = math.nan  # CPU seconds of the whole fit (this process, every thread)
+    limit_phase: str = ""  # the phase of the fit in which the time limit ran out ("": it did not)
+
+    @property
+    def outcome(self) -> str:
+        """What happened, in words: optimal; the time limit with its gap and phase; infeasible; no solution."""
+        if self.status is Status.OPTIMAL:
+            return "optimal" + (f" (relative gap {self.gap:.2g})" if math.isfinite(self.gap) and self.gap > 0 else "")
+        if self.status in (Status.TIME_LIMIT, Status.NO_SOLUTION):
+            where = f" during the {self.limit_phase}" if self.limit_phase else ""
+            limit = f" ({self.time_limit:g} s, {self.clock} clock)" if self.clock else ""
+            found = (f"best classifier found kept, relative gap {self.gap:.2%}" if math.isfinite(self.gap)
+                     else "best classifier found kept, gap unknown (no lower bound yet)")
+            if self.status is Status.NO_SOLUTION:
+                found = "no classifier found"
+            return f"time limit{limit} reached{where}: {found}"
+        if self.status is Status.INFEASIBLE:
+            return "infeasible: no classifier meets the requirements"
+        if self.status is Status.INTERRUPTED:
+            return "interrupted by the user"
+        return f"solver error ({self.message})" if self.message else "solver error"
+
+    def timing_rows(self) -> dict[str, str]:
+        """The summary's timing rows: wall and CPU seconds (the whole fit's, else the solver's), the limit, the outcome."""
+        whole = math.isfinite(self.fit_wall_time)
+        wall, cpu = (self.fit_wall_time, self.fit_cpu_time) if whole else (self.wall_time, self.cpu_time)
+        rows = {"Wall time (s)": f"{wall:.2f}", "CPU time (s)": f"{cpu:.2f}"}
+        if whole:
+            rows["Solver time (s)"] = f"{self.wall_time:.2f} wall, {self.cpu_time:.2f} CPU"
+        if self.clock:
+            rows["Time limit"] = f"{self.time_limit:g} s of {'CPU' if self.clock == 'cpu' else 'wall'} time (whole fit)"
+        rows["Stopped"] = self.outcome
+        return rows
 
 
 @dataclass(frozen=True)

@@ -96,8 +96,8 @@ from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOp
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
 from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
-from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
-from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
+from csvm_stats.optimization.svm_dual import SVMDual
+from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix, smo_chunk
 
 MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
 LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
@@ -287,6 +287,7 @@ class _Search:
         self.tol = float(np.clip(options.mip_gap, 1e-9, 1e-5))  # the dual solver's KKT tolerance
         gram = gram_matrix(phi)
         self.dual = SVMDual(phi, np.r_[self.y_i, self.y_j], upper, gram, self.tol)
+        self.chunk = smo_chunk(self.dual)  # SMO steps between two clock reads (a fraction of a CPU-second)
         self.train_rows = np.arange(self.phi_i.shape[0])
         self.forced_tol = FORCED_TOL_FACTOR * self.tol
         self.svm_solves = 0
@@ -349,11 +350,11 @@ class _Search:
         self.svm_solves += 1
         checked = False
         while True:
-            sol = self.dual.solve(active, alpha, CHUNK, stop_value, tol)
+            sol = self.dual.solve(active, alpha, self.chunk, stop_value, tol)
             alpha = sol.alpha
             if sol.converged or sol.bound >= stop_value:
                 break
-            if sol.steps < CHUNK:  # stopped at stop_value by the solver's running value, short of the bound
+            if sol.steps < self.chunk:  # stopped at stop_value by the solver's running value, short of the bound
                 stop_value = math.inf
                 continue
             if not checked:  # a dual that keeps growing: is the forced set separable at all?
