@@ -1,4 +1,4 @@
-"""Default probabilities of a fitted CSVM: Venn-Abers, held-out or cross-fitted (csvm_stats.probability.fit_calibration)."""
+"""Default probabilities of a fitted CSVM: the held-out probability model or cross-fitted Venn-Abers (fit_calibration)."""
 
 from __future__ import annotations
 
@@ -36,41 +36,75 @@ def held_out(frame):
 
 
 def _consistent_with_rule(results, data) -> None:
+    """Cross-fitted route: P > t only for points called positive, P < t only for the others (ties either way)."""
     p = results.predict_proba(data)
     called = results.predict(data) == results.model.coding.positive
     t = results.probability_threshold
-    assert np.all(p[called] >= t) and np.all(p[~called] <= t)
+    assert np.all(called[p > t]) and not np.any(called[p < t])
 
 
-def test_held_out_route_is_venn_abers_on_the_held_out_decision_values(held_out, frame):
+def _rule_check_is_true(results) -> None:
+    """Held-out route: the rule check counts what the rule and P do on H."""
+    h = results.split.holdout
+    p = results.predict_proba().to_numpy()[h]
+    called = results.decision_function().to_numpy()[h] >= 0
+    rule = results.calibration.rule
+    assert rule.n == h.size and rule.disagree == int(np.sum(called != (p >= 0.5)))
+    assert rule.positive_range == (p[called].min(), p[called].max())
+    assert rule.negative_range == (p[~called].min(), p[~called].max())
+
+
+def test_held_out_route_is_the_probability_model_with_the_venn_abers_interval_of_its_score(held_out, frame):
     cal = held_out.calibration
     h = held_out.split.holdout
-    assert cal.method == "held-out" and cal.predictor.n == h.size
-    f = held_out.decision_function().to_numpy()
-    expected = VennAbers.fit(f[h], held_out.model.y[h])
+    rows = np.concatenate([held_out.split.train, held_out.split.anchor])
+    assert cal.method == "held-out" and cal.predictor.n == h.size and cal.model.n == rows.size
+    features = held_out.fitted_features
+    expected = VennAbers.fit(cal.model.score(features[h]), held_out.model.y[h])
     np.testing.assert_array_equal(cal.predictor.p0, expected.p0)
+    np.testing.assert_array_equal(cal.predictor.p1, expected.p1)
     new = frame.drop(columns="status").iloc[[5, 1, 9]]
     table = held_out.predict_interval(new)
     assert list(table.index) == ["p5", "p1", "p9"] and list(table.columns) == ["p0", "p1", "p"]
-    assert np.all((table["p0"] <= table["p"]) & (table["p"] <= table["p1"]))
+    assert np.all(table["p0"] <= table["p1"]) and table["p"].between(0, 1).all()
+    np.testing.assert_allclose(table["p"], cal.model.predict(features[[5, 1, 9]]), rtol=1e-12)
     p = held_out.predict_proba(new)
     assert p.name == "P('sick')" and np.allclose(p.to_numpy(), table["p"].to_numpy())
-    _consistent_with_rule(held_out, frame)
+    _rule_check_is_true(held_out)
 
 
-def test_summary_names_the_method_the_points_and_the_threshold(held_out):
+def test_held_out_probability_beats_the_rules_own_score_on_the_truth(held_out):
+    """The data follow a logistic truth; the probability model is closer to it than Venn-Abers on the rule's f."""
+    x = make_frame(4000, seed=11).drop(columns="status")
+    truth = 1 / (1 + np.exp(-(1.5 * x["x1"] - x["x2"]))).to_numpy()
+    h = held_out.split.holdout
+    f = held_out.decision_function().to_numpy()
+    old = VennAbers.fit(f[h], held_out.model.y[h]).predict(held_out.decision_function(x).to_numpy())
+    new = held_out.predict_proba(x).to_numpy()
+    assert np.mean((new - truth) ** 2) < np.mean((old - truth) ** 2)
+
+
+def test_held_out_route_has_no_threshold_and_says_why(held_out):
+    with pytest.raises(DataError, match="not a threshold on P"):
+        held_out.probability_threshold
+    assert np.isnan(held_out.calibration.threshold)
+
+
+def test_summary_names_the_model_the_points_and_the_rule_check(held_out):
     text = held_out.summary(timing=False).as_text()
-    assert f"Venn-Abers, held-out ({held_out.split.holdout.size} held-out points" in text
-    assert f"'sick' when P >= {held_out.probability_threshold:.3g}" in text
-    assert "This classifier calls a point 'sick' when P('sick') >=" in text
+    rule = held_out.calibration.rule
+    assert f"Venn-Abers interval on {held_out.split.holdout.size} held-out points" in text
+    assert f"differs from P >= 1/2 on {rule.disagree} of {rule.n} held-out points" in text
+    assert "is not\n" in repr(text) or "is not" in text
+    assert "not a confidence interval for the true P(y | x)" in " ".join(text.split())
 
 
-def test_guarantee_mode_threshold_matches_the_moved_intercept(frame):
+def test_guarantee_mode_rule_check_uses_the_moved_intercept(frame):
     res = CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial").fit(
         random_state=1, guarantee=True, **FAST
     )
-    assert res.calibration.method == "held-out"
-    _consistent_with_rule(res, frame)
+    assert res.calibration.method == "held-out" and res.umbrella is not None
+    _rule_check_is_true(res)
 
 
 def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
@@ -80,6 +114,10 @@ def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
     cal = res.calibration
     assert cal.method == "cross-fitted" and cal.folds == 5 and cal.predictor.n == len(frame)
     _consistent_with_rule(res, frame)
+    p = res.predict_proba().to_numpy()
+    assert cal.rule.ties == int(np.sum(p == res.probability_threshold)) and cal.rule.n == len(frame)
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert f"P = {cal.threshold:.3g} ({cal.rule.ties} of {len(frame)} points) either way" in text
     assert "cross-fitted (400 points, 5 refits, 20 bootstrap averages" in res.summary(timing=False).as_text()
 
 
@@ -151,16 +189,15 @@ def test_held_out_sample_of_one_class_or_under_10_points_is_cross_fitted(case):
     _consistent_with_rule(res, data)
 
 
-def test_constant_decision_function_gives_the_held_out_base_rate_interval(held_out, frame):
-    """Issue 11's edge: f constant (w = 0) -> every point gets H's pooled interval [k/(m+1), (k+1)/(m+1)]."""
+def test_constant_rule_keeps_informative_probabilities_and_the_check_says_so(held_out, frame):
+    """f constant (w = 0): the rule calls every point positive; P still comes from the probability model."""
     flat = dataclasses.replace(held_out.engine_fit, coef=held_out.engine_fit.coef * 0.0, intercept=1.0)
     zero = CSVMResults(dataclasses.replace(held_out.state, engine_fit=flat))
-    h = zero.split.holdout
-    k = int(np.sum(zero.model.y[h] > 0))
-    assert zero.calibration.method == "held-out" and zero.calibration.predictor.constant
-    table = zero.predict_interval(frame.drop(columns="status"))
-    np.testing.assert_allclose(table["p0"], k / (h.size + 1))
-    np.testing.assert_allclose(table["p1"], (k + 1) / (h.size + 1))
+    assert zero.calibration.method == "held-out"
+    p = zero.predict_proba(frame.drop(columns="status"))
+    assert p.nunique() > 100
+    rule = zero.calibration.rule
+    assert np.isnan(rule.negative_range[0]) and rule.disagree == int(np.sum(p.to_numpy()[zero.split.holdout] < 0.5))
 
 
 def test_too_little_data_is_a_clear_error_not_a_silent_half():

@@ -54,7 +54,6 @@ from csvm_stats.optimization.kernels import FeatureMap
 from csvm_stats.optimization.problem import RATE_KINDS as RATES
 from csvm_stats.optimization.solvers.base import SolveRecord, Status
 from csvm_stats.reporting.summary import Summary, build_summary
-from csvm_stats.probability.venn_abers import merge
 
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
@@ -132,16 +131,25 @@ class CSVMResults:
         self._ensembles: dict[tuple[str, int, int], EBB] = {}
 
     # ------------------------------------------------------------------ decision and prediction
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """``phi(s(x))``: the rows in the space the CSVM (and the probability model) is fitted in."""
+        return self.engine_fit.feature_map.transform(self.scaler.transform(X))
+
     def _scores(self, X: np.ndarray) -> np.ndarray:
         """``w' phi(s(x))`` without the intercept."""
-        return self.engine_fit.feature_map.transform(self.scaler.transform(X)) @ self.engine_fit.coef
+        return self._features(X) @ self.engine_fit.coef
+
+    @cached_property
+    def fitted_features(self) -> np.ndarray:
+        """``phi(s(x))`` of every row of the data (what the probability model reads)."""
+        return self._features(self.model.exog.to_numpy())
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         return self._scores(X) + self.intercept
 
     @cached_property
     def _fitted_scores(self) -> np.ndarray:
-        return self._scores(self.model.exog.to_numpy())
+        return self.fitted_features @ self.engine_fit.coef
 
     @cached_property
     def _fitted_decision(self) -> np.ndarray:
@@ -176,10 +184,12 @@ class CSVMResults:
 
     @cached_property
     def calibration(self) -> Calibration:
-        """The Venn-Abers calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
+        """The calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
 
-        Held-out (inductive Venn-Abers on H) when H has enough points of both
-        classes, else cross-fitted (the CSVM refitted on folds of I u J).
+        Held-out when H has enough points of both classes: a logistic
+        probability model on I u J, recalibrated, with the Venn-Abers interval
+        of its score on H; else cross-fitted (the CSVM refitted on folds of
+        I u J, Venn-Abers on its decision values).
         """
         return calibrate(self)
 
@@ -235,10 +245,15 @@ class CSVMResults:
     ) -> pd.Series | pd.DataFrame:
         """P(y = positive class | x), indexed like the data.
 
-        ``method="venn-abers"`` (default): the merged Venn-Abers probability of
+        ``method="venn-abers"`` (default): the probability of
         :attr:`calibration`; with ``interval=True`` a DataFrame with the
-        interval ``p0``, ``p1`` and the merged ``p``. The probability is
-        monotone in f(x): see :attr:`probability_threshold`.
+        Venn-Abers interval ``p0``, ``p1`` and the point probability ``p``.
+        One of p0, p1 is a calibrated probability in Venn's sense; the
+        interval is not a confidence interval for the true P(y | x). On the
+        held-out route ``p`` comes from the probability model beside the rule
+        and need not lie in [p0, p1], nor agree with the rule's class
+        (``calibration.rule``); on the cross-fitted route it is the merge
+        p1 / (1 - p0 + p1), monotone in f(x) (:attr:`probability_threshold`).
         ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
         (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
         ``n_jobs`` apply to them only); these have no interval.
@@ -248,9 +263,12 @@ class CSVMResults:
         design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
         name = f"P({self.model.coding.positive!r})"
         if method == "venn-abers":
-            f = self._fitted_decision if newdata is None else self._decision(design.to_numpy())
-            p0, p1 = self.calibration.predictor.interval(f)
-            p = merge(p0, p1)
+            if newdata is None:
+                features, f = self.fitted_features, self._fitted_decision
+            else:
+                features = self._features(design.to_numpy())
+                f = features @ self.engine_fit.coef + self.intercept
+            p0, p1, p = self.calibration.predict(features, f)
             if interval:
                 return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
             return pd.Series(p, index=design.index, name=name)
@@ -271,13 +289,25 @@ class CSVMResults:
         return pd.Series(p, index=design.index, name=name)
 
     def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
-        """The Venn-Abers interval ``p0 <= p1`` and merged ``p`` of P(positive | x) (see :meth:`predict_proba`)."""
+        """The Venn-Abers interval ``p0 <= p1`` and the probability ``p`` of the positive class (:meth:`predict_proba`)."""
         return self.predict_proba(newdata, interval=True)
 
     @property
     def probability_threshold(self) -> float:
-        """The Venn-Abers probability at f(x) = 0: positive calls have P >= it, negative calls P <= it."""
-        return self.calibration.threshold
+        """Cross-fitted route: the probability t at f(x) = 0 (P > t: called positive, P < t: negative, P = t: either).
+
+        On the held-out route P is not a function of f(x) and this is a
+        :class:`~csvm_stats.exceptions.DataError`; ``calibration.rule`` says how
+        the rule and P relate there.
+        """
+        calibration = self.calibration
+        if calibration.model is not None:
+            raise DataError(
+                "the held-out probabilities come from a model beside the rule, so the rule is not a threshold on P; "
+                f"see calibration.rule (the rule differs from P >= 1/2 on {calibration.rule.disagree} of "
+                f"{calibration.rule.n} held-out points)."
+            )
+        return calibration.threshold
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -1,16 +1,25 @@
-r"""Venn-Abers calibration of a fitted CSVM's own decision function.
+r"""Probabilities of a fitted CSVM: a probability model beside the rule, Venn-Abers intervals.
 
-The default probabilities of :class:`~csvm_stats.models.results.CSVMResults` are a
-:class:`~csvm_stats.probability.venn_abers.VennAbers` predictor on the decision values
-:math:`f(x)` of points the optimisation never saw:
+Two routes, by the size of the held-out sample H:
 
-* **held-out** (inductive Venn-Abers, the guarantee): when the held-out sample
-  H has at least :data:`MIN_HOLDOUT` points and :data:`MIN_PER_CLASS` of each
-  class, the calibration pairs are :math:`(f(x_h), y_h)`, h in H. The
-  direction w never depends on H (in guarantee mode only the intercept does,
-  and a shift of every score leaves Venn-Abers unchanged), so under
-  exchangeability the interval :math:`[p_0, p_1]` of a new point contains a
-  calibrated probability.
+* **held-out** (when H has at least :data:`MIN_HOLDOUT` points and
+  :data:`MIN_PER_CLASS` of each class; the default split of
+  ``CSVM.from_formula(..., tpr_min=...).fit()``): a separate probability model
+  (:mod:`csvm_stats.probability.score_model`): penalised logistic regression
+  on the fit's feature map over :math:`I \cup J`, its penalty chosen by
+  approximate leave-one-out log loss, recalibrated by a sigmoid on the
+  leave-one-out scores of :math:`I \cup J` and the scores of H. That gives
+  the point probability P. The interval :math:`[p_0, p_1]` is the inductive
+  Venn-Abers predictor of the score calibrated on H alone: H was seen by
+  neither the score nor the rule's direction, so under exchangeability one of
+  :math:`p_0, p_1` is a calibrated probability of y = 1 (calibration in Venn's
+  sense: among points given that value, the share of positives equals it).
+  It is **not** a confidence interval for :math:`P(y = 1 \mid x)` (the true
+  probability lies inside it for a minority of points in
+  ``benchmarks/probabilities.py``), and P need not lie inside it.
+  P is not a function of the rule's f(x): the rule f(x) >= 0 and the more
+  probable class (P >= 1/2) can disagree, and :class:`RuleCheck` counts how
+  often on H.
 * **cross-fitted** otherwise (H empty, small or of one class): the training
   and anchor rows are cut into ``folds`` stratified folds; for each fold the
   CSVM is refitted with the same settings on the training and anchor rows of
@@ -20,30 +29,23 @@ The default probabilities of :class:`~csvm_stats.models.results.CSVMResults` are
   f(x) is then calibrated on them, as scikit-learn's
   ``CalibratedClassifierCV(ensemble=False)`` does, by the average of the
   Venn-Abers predictors of :data:`~csvm_stats.probability.venn_abers.DEFAULT_BAGS`
-  bootstrap resamples of these pairs (:func:`~csvm_stats.probability.venn_abers.bagged`:
-  bagging lowers the variance of the isotonic step function; on the logistic
-  truth of ``benchmarks/probabilities.py`` it cuts the error to the true
-  probability by about a sixth). Unlike cross-Venn-Abers
-  proper (Vovk, Petej and Fedorova 2015), which merges the intervals of the
-  fold models, this keeps the probability a monotone function of the final
-  f(x), so the class rule is a threshold on the probability; like
-  cross-Venn-Abers it has no finite-sample guarantee (the fold models are not
-  the final model).
+  bootstrap resamples of these pairs (:func:`~csvm_stats.probability.venn_abers.bagged`),
+  merged as :math:`p_1 / (1 - p_0 + p_1)`. This keeps P a non-decreasing
+  function of the final f(x), so the rule is a threshold t on P (the
+  probability of the step that contains f = 0): points called positive have
+  :math:`P \ge t`, points called negative :math:`P \le t`, and points with P
+  exactly t (the rule's step) are called either way; :class:`RuleCheck`
+  counts them. Like cross-Venn-Abers it has no finite-sample guarantee (the
+  fold models are not the final model).
 
 Edges: H of one class or of fewer than :data:`MIN_HOLDOUT` points takes the
 cross-fitted route; fewer than :data:`MIN_CALIBRATION` points, or one class,
 in the whole data is a :class:`~csvm_stats.exceptions.DataError` (never a
-silent 1/2). A constant decision function (w = 0) gives every point the
-pooled interval :math:`[k/(m+1), (k+1)/(m+1)]` of the m calibration points
-with k positives (their base rate, the new point counted with either label).
-Tied scores are pooled; a new score within a relative 1e-9 of a calibration
-score is tied with it. Missing or infinite predictors in new data are a
-:class:`~csvm_stats.exceptions.DataError`.
-
-Because the probability is non-decreasing in f(x), the rule "positive when
-:math:`f(x) \ge 0`" reads on the probability scale as: every point called
-positive has :math:`P \ge t` and every point called negative :math:`P \le t`,
-with :math:`t` the probability at f = 0 (:attr:`Calibration.threshold`).
+silent 1/2). A constant feature map gives the constant score and the
+interval of the pooled base rate :math:`[k/(m+1), (k+1)/(m+1)]` of the m
+calibration points with k positives. Tied scores are pooled; a new score
+within a relative 1e-9 of a calibration score is tied with it. Missing or
+infinite predictors in new data are a :class:`~csvm_stats.exceptions.DataError`.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ from sklearn.model_selection import StratifiedKFold
 
 from csvm_stats.preprocessing.design import explicit_split
 from csvm_stats.exceptions import DataError
-from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged
+from csvm_stats.probability.score_model import ProbabilityModel, fit_probability_model
+from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged, merge
 
 
 class CalibratedFit(Protocol):
@@ -79,6 +82,10 @@ class CalibratedFit(Protocol):
 
     def decision_function(self) -> Any: ...
 
+    @property
+    def fitted_features(self) -> np.ndarray: ...
+
+
 
 #: Held-out points needed for the held-out (inductive) route, and of each class.
 MIN_HOLDOUT = 50
@@ -92,33 +99,106 @@ PENDING_DESCRIPTION = f"Venn-Abers, cross-fitted ({DEFAULT_FOLDS} refits at the 
 
 
 @dataclass(frozen=True)
+class RuleCheck:
+    """How the class rule f(x) >= 0 reads on the probability scale (module docstring), on ``sample``.
+
+    ``n`` points of ``sample``; ``disagree`` of them have the rule's class
+    other than the more probable class (P >= 1/2 for the positive class);
+    ``positive_range`` and ``negative_range`` the smallest and largest P of the
+    points called positive and negative (NaN when there are none);
+    ``threshold`` the probability t of the rule's step and ``ties`` the points
+    with P exactly t (cross-fitted route; NaN and 0 on the held-out route,
+    where P is not a function of f).
+    """
+
+    sample: str
+    n: int
+    disagree: int
+    positive_range: tuple[float, float]
+    negative_range: tuple[float, float]
+    threshold: float = float("nan")
+    ties: int = 0
+
+    @classmethod
+    def of(cls, sample: str, p: np.ndarray, called_positive: np.ndarray, threshold: float = float("nan")) -> RuleCheck:
+        """The check of probabilities ``p`` against the rule's calls on ``sample``."""
+        def span(values: np.ndarray) -> tuple[float, float]:
+            return (float(values.min()), float(values.max())) if values.size else (float("nan"), float("nan"))
+
+        disagree = int(np.sum(called_positive != (p >= 0.5)))
+        ties = int(np.sum(p == threshold)) if np.isfinite(threshold) else 0
+        return cls(sample, int(p.size), disagree, span(p[called_positive]), span(p[~called_positive]), threshold, ties)
+
+
+@dataclass(frozen=True)
 class Calibration:
-    """How a fit's probabilities were calibrated: the route, its predictor and its size."""
+    """How a fit's probabilities were made: the route, the Venn-Abers predictor, the probability model.
+
+    ``predictor`` calibrates the probability model's score (held-out route)
+    or the rule's f(x) (cross-fitted route); ``model`` is the
+    :class:`~csvm_stats.probability.score_model.ProbabilityModel` of the
+    held-out route (None on the cross-fitted one); ``rule`` the
+    :class:`RuleCheck`.
+    """
 
     method: str
     predictor: VennAbers
     folds: int = 0
+    model: ProbabilityModel | None = None
+    rule: RuleCheck | None = None
+
+    def predict(self, features: np.ndarray, decision: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(p0, p1, p)`` of points given by their feature-map rows and decision values f(x)."""
+        if self.model is None:
+            p0, p1 = self.predictor.interval(decision)
+            return p0, p1, merge(p0, p1)
+        score = self.model.score(features)
+        p0, p1 = self.predictor.interval(score)
+        return p0, p1, self.model.probability(score)
 
     @property
     def threshold(self) -> float:
-        """The probability at f(x) = 0: positive calls have P >= it, negative calls P <= it."""
+        """Cross-fitted route: the probability at f(x) = 0 (module docstring); NaN on the held-out route."""
+        if self.model is not None:
+            return float("nan")
         return self.predictor.threshold(0.0)
 
     def describe(self) -> str:
         """One line for the summary: method and number of points."""
         va = self.predictor
-        where = (f"{va.n} held-out points" if self.method == "held-out"
-                 else f"{va.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages")
-        return f"Venn-Abers, {self.method} ({where}, {va.n_positive} positive)"
+        if self.method == "held-out":
+            return (f"logistic model on I u J ({self.model.n} points), Venn-Abers interval on {va.n} held-out points "
+                    f"({va.n_positive} positive)")
+        return (f"Venn-Abers, cross-fitted ({va.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages, "
+                f"{va.n_positive} positive)")
+
+    def rule_line(self, positive: str) -> str:
+        """The class rule on the probability scale, in a few words (the summary's table)."""
+        r = self.rule
+        if self.model is not None:
+            return f"not a threshold on P; differs from P >= 1/2 on {r.disagree} of {r.n} held-out points"
+        return f"{positive} when P > {r.threshold:.3g}; P = {r.threshold:.3g} ({r.ties} of {r.n} points) either way"
 
     def rule_statement(self, positive: str) -> str:
-        """The class rule on the probability scale, in words."""
-        t = self.threshold
+        """The class rule on the probability scale, in words (module docstring); true of the fit's points."""
+        r = self.rule
+        if self.model is not None:
+            return (
+                f"The probabilities come from a logistic model fitted beside the rule, so the rule f(x) >= 0 is not "
+                f"a threshold on P({positive}): on the {r.n} held-out points it called {positive} points with P from "
+                f"{r.positive_range[0]:.3g} to {r.positive_range[1]:.3g} and the others points with P from "
+                f"{r.negative_range[0]:.3g} to {r.negative_range[1]:.3g}, and it differs from the more probable class "
+                f"(P >= 1/2) on {r.disagree} of them. [p0, p1] is a Venn-Abers interval: one of p0, p1 is a "
+                "calibrated probability (among points given that value the share of positives equals it); it is not "
+                "a confidence interval for the true P(y | x)"
+            )
         return (
-            f"This classifier calls a point {positive} when P({positive}) >= {t:.3g}: the Venn-Abers probability "
-            f"is monotone in f(x), so every point called {positive} has P >= {t:.3g} and every other point "
-            f"P <= {t:.3g}. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a "
-            "rate requirement it need not be 1/2"
+            f"This classifier's probability is non-decreasing in f(x): every point called {positive} has "
+            f"P({positive}) >= {r.threshold:.3g} and every other point P <= {r.threshold:.3g}; the {r.ties} of the "
+            f"{r.n} fitted points with P exactly {r.threshold:.3g} (the step containing f(x) = 0) are called either "
+            "way. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a rate requirement "
+            "it need not be 1/2. [p0, p1] is a Venn-Abers interval (here cross-fitted, without a finite-sample "
+            "guarantee); it is not a confidence interval for the true P(y | x)"
         )
 
 
@@ -147,11 +227,18 @@ def check_calibration_sample(y: np.ndarray, what: str) -> None:
 
 
 def calibrate(results: CalibratedFit, *, folds: int = DEFAULT_FOLDS, solver: str | None = None) -> Calibration:
-    """The Venn-Abers calibration of ``results`` (module docstring): held-out if H allows, else cross-fitted."""
+    """The calibration of ``results`` (module docstring): held-out if H allows, else cross-fitted."""
     y, f, split = results.model.y, results.decision_function().to_numpy(), results.split
     holdout = split.holdout
     if planned_route(results) == "held-out":
-        return Calibration("held-out", VennAbers.fit(f[holdout], y[holdout]))
+        rows = np.concatenate([split.train, split.anchor])
+        features = results.fitted_features
+        ordered = results.engine_fit.feature_map.reference is not None  # columns = kernel eigen-directions
+        model, h_scores = fit_probability_model(features[rows], (y[rows] > 0).astype(float), features[holdout],
+                                                (y[holdout] > 0).astype(float), ordered=ordered)
+        predictor = VennAbers.fit(h_scores, y[holdout])
+        rule = RuleCheck.of("held-out", model.probability(h_scores), f[holdout] >= 0)
+        return Calibration("held-out", predictor, model=model, rule=rule)
     rows = np.concatenate([split.train, split.anchor])
     check_calibration_sample(y, "The data")
     n_folds = int(min(folds, np.sum(y[rows] > 0), np.sum(y[rows] < 0)))
@@ -167,7 +254,10 @@ def calibrate(results: CalibratedFit, *, folds: int = DEFAULT_FOLDS, solver: str
         refit = _refit_without(results, fold_rows, solver)
         scores.append(refit.decision_function().to_numpy()[fold_rows] + shift)
         labels.append(y[fold_rows])
-    return Calibration("cross-fitted", bagged(np.concatenate(scores), np.concatenate(labels)), n_folds)
+    predictor = bagged(np.concatenate(scores), np.concatenate(labels))
+    t = predictor.threshold(0.0)
+    rule = RuleCheck.of("fitted", predictor.predict(f), f >= 0, t)
+    return Calibration("cross-fitted", predictor, n_folds, rule=rule)
 
 
 def _folds(rows: np.ndarray, y: np.ndarray, n_folds: int) -> list[np.ndarray]:

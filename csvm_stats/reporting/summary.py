@@ -313,7 +313,7 @@ def _probability_rows(res: SummarySource) -> dict[str, str]:
         return {"Probabilities": PENDING_DESCRIPTION, "EBB probabilities": ensembles}
     return {
         "Probabilities": calibration.describe(),
-        "Rule as probability": f"{res.model.coding.positive!r} when P >= {calibration.threshold:.3g}",
+        "Rule as probability": calibration.rule_line(repr(res.model.coding.positive)),
         "EBB probabilities": ensembles,
     }
 

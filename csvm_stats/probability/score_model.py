@@ -1,0 +1,255 @@
+r"""A probability model beside the CSVM rule: penalised logistic regression on the CSVM's feature map, recalibrated.
+
+The rule's own decision function :math:`f` is a poor probability score on the
+held-out route: it is trained on I alone (half the rows), at the user's C, and
+bent by the rate requirement. This module fits a separate score on all of
+:math:`I \cup J` (the rows the rule was fitted on), in the same space as the
+rule, :math:`\phi(s(x))` (the standardisation and kernel feature map of the
+fit; :mod:`csvm_stats.optimization.kernels`):
+
+1. **Score.** With :math:`Z` the first :data:`MAX_COMPONENTS` principal
+   components of the centred :math:`\phi` on :math:`I \cup J` (all of them
+   when there are fewer), the L2-penalised logistic regression
+
+   .. math:: \hat\beta_\lambda = \arg\min_\beta \sum_i \bigl[\log(1 + e^{\eta_i}) - y_i \eta_i\bigr]
+             + \tfrac{\lambda}{2}\|\beta_{1:}\|^2, \qquad \eta_i = \beta_0 + z_i^\top \beta_{1:},
+
+   (intercept unpenalised; Newton's method, warm-started along a decreasing
+   grid of :math:`\lambda`, :data:`PATH_STEPS` steps per value, then to
+   convergence at the chosen one) is fitted for each :math:`\lambda` of
+   :data:`PENALTY_GRID` times the trace of :math:`Z^\top Z`, and
+   the :math:`\lambda` of smallest approximate leave-one-out log loss is kept
+   (Rad and Maleki 2020): the leave-one-out linear predictor of point i is
+
+   .. math:: \eta_{-i} \approx \eta_i + \frac{h_i}{1 - w_i h_i}\,(p_i - y_i),
+             \qquad h_i = z_i^\top (Z^\top W Z + \lambda P)^{-1} z_i,\ w_i = p_i (1 - p_i).
+
+   For the RBF kernel this is kernel logistic regression on the leading
+   eigen-directions of the Gram matrix of :math:`I \cup J`; for the linear
+   kernel, ridge-penalised logistic regression on the standardised columns.
+2. **Recalibration** (the point probability). The sigmoid
+   :math:`P(y = 1 \mid x) = \sigma(a\,\eta(x) + b)` (Platt 1999, with Platt's
+   smoothed targets :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)`) is
+   fitted by maximum likelihood on the pairs :math:`(\eta_{-i}, y_i)`,
+   i in :math:`I \cup J`, and :math:`(\eta(x_h), y_h)`, h in H: every pair is
+   a prediction for a point its score did not see. Its score equation for b
+   makes the mean probability on these pairs equal to the mean smoothed
+   target, which is the base rate up to :math:`O(1/n)`: no base-rate bias (the
+   Venn-Abers merge :math:`p_1/(1 - p_0 + p_1)` over-predicts at low
+   prevalence; :mod:`csvm_stats.probability.venn_abers`).
+
+The validity statement stays the inductive Venn-Abers interval of the score
+:math:`\eta` calibrated on H alone (:class:`~csvm_stats.probability.venn_abers.VennAbers`):
+H was used neither by the score nor by the rule's direction, so one of
+:math:`p_0, p_1` is a calibrated probability in Venn's sense. The point
+probability P is not forced inside :math:`[p_0, p_1]` (forcing it added error
+and base-rate bias in ``benchmarks/probabilities.py``); how often it lies
+outside is reported there.
+
+Cost: a few Newton steps per grid value on at most :data:`MAX_COMPONENTS`
+columns (the leading kernel eigen-directions, or for a linear map with more
+columns, its leading principal components), with one BLAS thread
+(:func:`csvm_stats.optimization.blas.one_blas_thread`: spinning BLAS threads
+cost more CPU than these small products).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import lapack
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.optimization.blas import one_blas_thread
+
+#: Largest number of principal components of phi used by the score.
+MAX_COMPONENTS = 64
+#: Penalties, relative to the trace of Z'Z, tried from the largest down (warm starts).
+PENALTY_GRID = tuple(10.0 ** -k for k in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0))
+NEWTON_STEPS = 30
+#: Newton steps per penalty along the path (warm-started; the chosen penalty is then solved to convergence).
+PATH_STEPS = 2
+NEWTON_TOL = 1e-6
+#: Scores whose spread is at most this (relative) count as constant.
+CONSTANT_TOL = 1e-12
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+@dataclass(frozen=True)
+class ProbabilityModel:
+    r"""A fitted probability model: :math:`P = \sigma(a\,\eta + b)`, :math:`\eta = \phi^\top v + c` (module docstring).
+
+    ``coef`` (v) has one entry per feature-map column, ``intercept`` is c,
+    ``slope`` and ``offset`` are a and b; ``penalty`` the chosen
+    :math:`\lambda` (absolute), ``n`` the rows of the score fit.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    slope: float
+    offset: float
+    penalty: float = 0.0
+    n: int = 0
+
+    def score(self, features: np.ndarray) -> np.ndarray:
+        """The linear predictor :math:`\\eta(x)` of feature-map rows (the score Venn-Abers calibrates)."""
+        return np.asarray(features, dtype=float) @ self.coef + self.intercept
+
+    def probability(self, score: np.ndarray) -> np.ndarray:
+        """The recalibrated probability :math:`\\sigma(a\\,\\eta + b)` of scores."""
+        return _sigmoid(self.slope * np.asarray(score, dtype=float) + self.offset)
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """P(y = 1 | x) of feature-map rows."""
+        return self.probability(self.score(features))
+
+
+def _solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` for a symmetric positive definite matrix (LAPACK posv: Cholesky, little call overhead)."""
+    _, x, info = lapack.dposv(matrix, rhs)
+    if info != 0:
+        return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+    return x
+
+
+def _newton_logistic(Z: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray, steps: int = NEWTON_STEPS
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Penalised logistic regression (column 0 of Z the unpenalised intercept) by Newton's method from ``beta``.
+
+    At most ``steps`` steps; returns the coefficients and the Hessian
+    :math:`Z^\top W Z + \lambda P` at them (what the leave-one-out formula needs).
+    """
+    diagonal = np.full(Z.shape[1], lam + 1e-12)
+    diagonal[0] = 1e-12
+    for _ in range(steps):
+        p = _sigmoid(Z @ beta)
+        hessian = _weighted_gram(Z, p * (1.0 - p))
+        hessian.flat[:: hessian.shape[0] + 1] += diagonal
+        step = _solve_spd(hessian, Z.T @ (p - y) + (diagonal - 1e-12) * beta)
+        beta = beta - step
+        if np.abs(step).max() <= NEWTON_TOL * max(1.0, np.abs(beta).max()):
+            break
+    return beta, hessian
+
+
+def _weighted_gram(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:math:`Z^\\top W Z` as :math:`(W^{1/2} Z)^\\top (W^{1/2} Z)` (numpy then uses the symmetric product)."""
+    scaled = Z * np.sqrt(w)[:, None]
+    return scaled.T @ scaled
+
+
+def _loo_predictor(Z: np.ndarray, y: np.ndarray, hessian: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Approximate leave-one-out linear predictors (module docstring, step 1)."""
+    eta = Z @ beta
+    p = _sigmoid(eta)
+    w = p * (1.0 - p)
+    h = np.sum((Z @ _solve_spd(hessian, np.eye(hessian.shape[0]))) * Z, axis=1)
+    return eta + h / np.maximum(1.0 - w * h, 1e-12) * (p - y)
+
+
+def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
+              ) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """Step 1 of the module docstring: ``(coef, intercept, penalty, loo_scores)`` on feature-map rows.
+
+    ``ordered``: the columns are already principal directions in decreasing
+    order of variance (a factorised kernel map, :func:`csvm_stats.optimization.kernels.factorise`),
+    so the leading :data:`MAX_COMPONENTS` columns stand for the principal
+    components and no eigen-decomposition is needed.
+
+    A constant feature map (no spread) gives the zero score (``coef`` 0,
+    ``intercept`` the logit of the base rate) and leave-one-out scores equal to it.
+    """
+    X = np.asarray(features, dtype=float)
+    n, r = X.shape
+    mean = X.mean(axis=0)
+    centred = X - mean
+    rate = (y01.sum() + 0.5) / (n + 1.0)
+    base = float(np.log(rate / (1.0 - rate)))
+    if r == 0 or not np.any(np.abs(centred) > CONSTANT_TOL * max(1.0, float(np.max(np.abs(X))))):
+        return np.zeros(r), base, 0.0, np.full(n, base)
+    basis = None
+    if r > MAX_COMPONENTS and ordered:
+        basis = np.eye(r)[:, :MAX_COMPONENTS]
+    elif r > MAX_COMPONENTS:
+        _, eigvec = np.linalg.eigh(centred.T @ centred)  # ascending
+        basis = eigvec[:, ::-1][:, :MAX_COMPONENTS]  # the leading principal directions
+    Zc = centred if basis is None else (centred[:, :MAX_COMPONENTS] if ordered else centred @ basis)
+    Z = np.column_stack([np.ones(n), Zc])
+    top = float(np.sum(Zc * Zc))  # the trace of Z'Z
+    beta = np.zeros(Z.shape[1])
+    beta[0] = base
+    best: tuple[float, float, np.ndarray, np.ndarray] | None = None
+    for relative in PENALTY_GRID:
+        lam = relative * top
+        beta, hessian = _newton_logistic(Z, y01, lam, beta, PATH_STEPS)
+        loo = _loo_predictor(Z, y01, hessian, beta)
+        loss = float(np.mean(np.logaddexp(0.0, loo) - y01 * loo))
+        if best is None or loss < best[0]:
+            best = (loss, lam, beta)
+        else:
+            break  # past the minimum along the path
+    assert best is not None
+    _, lam, beta = best
+    beta, hessian = _newton_logistic(Z, y01, lam, beta)  # to convergence at the chosen penalty
+    loo = _loo_predictor(Z, y01, hessian, beta)
+    v = beta[1:] if basis is None else basis @ beta[1:]
+    return v, float(beta[0] - mean @ v), lam, loo
+
+
+def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
+    """Step 2 of the module docstring: Platt's (a, b) on score/label pairs (Newton, smoothed targets).
+
+    Constant scores give a = 0 and b the logit of the smoothed base rate.
+    """
+    s = np.asarray(scores, dtype=float)
+    n_pos = float(y01.sum())
+    n_neg = float(y01.size - n_pos)
+    target = np.where(y01 > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    base = float(np.log(target.mean() / (1.0 - target.mean())))
+    spread = float(np.ptp(s)) if s.size else 0.0
+    if spread <= CONSTANT_TOL * max(1.0, float(np.max(np.abs(s)))):
+        return 0.0, base
+    centre, scale = float(s.mean()), float(s.std())
+    u = (s - centre) / scale
+    a, b = 1.0, base
+    for _ in range(NEWTON_STEPS):
+        p = _sigmoid(a * u + b)
+        w = p * (1.0 - p)
+        r = p - target
+        g_a, g_b = float(r @ u), float(r.sum())
+        h_aa, h_ab, h_bb = float(w @ (u * u)) + 1e-10, float(w @ u), float(w.sum()) + 1e-10
+        det = h_aa * h_bb - h_ab * h_ab
+        step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
+        a, b = a - step_a, b - step_b
+        if max(abs(step_a), abs(step_b)) <= NEWTON_TOL * max(1.0, abs(a), abs(b)):
+            break
+    theta = (a, b)
+    a = theta[0] / scale
+    return float(a), float(theta[1] - a * centre)
+
+
+@one_blas_thread
+def fit_probability_model(
+    features: np.ndarray, y01: np.ndarray, holdout_features: np.ndarray, holdout_y01: np.ndarray,
+    *, ordered: bool = False,
+) -> tuple[ProbabilityModel, np.ndarray]:
+    """The probability model of the module docstring and the scores of the held-out rows.
+
+    ``features``/``y01``: feature-map rows and 0/1 labels of I u J (the score's
+    rows); ``holdout_*``: those of H (for the recalibration only); ``ordered``
+    as in :func:`fit_score`.
+    """
+    y = np.asarray(y01, dtype=float)
+    if y.size < 2 or y.min() == y.max():
+        raise DataError(
+            f"the probability model needs both classes among the training and anchor rows; got {y.size} rows "
+            f"with {int(y.sum())} positive."
+        )
+    coef, intercept, lam, loo = fit_score(features, y, ordered=ordered)
+    h_scores = np.asarray(holdout_features, dtype=float) @ coef + intercept
+    a, b = fit_sigmoid(np.r_[loo, h_scores], np.r_[y, np.asarray(holdout_y01, dtype=float)])
+    return ProbabilityModel(coef, intercept, a, b, lam, int(y.size)), h_scores
