@@ -14,7 +14,13 @@ so one split into training sample I, anchor sample J and held-out sample H
   (:class:`csvm_stats.models.neyman_pearson.NeymanPearson`) around the
   learner of that name, fitted on I u J, its threshold set on H.
 
-The result, :class:`RouteComparison`, has ``table`` (a DataFrame: held-out
+A Neyman-Pearson route whose fit fails with a
+:class:`~csvm_stats.exceptions.DataError` (a learner that finds a constant
+score on these data, a class too rare in H), and the CSVM routes when no
+CSVM meets the requirement on J or none was found in the time limit
+(:class:`~csvm_stats.exceptions.InfeasibleConstraintsError`,
+:class:`~csvm_stats.exceptions.NoSolutionError`), are left out of the table
+and their messages kept in ``failures`` (and the summary's notes). The result, :class:`RouteComparison`, has ``table`` (a DataFrame: held-out
 rates with the interval or guarantee each route states, whether the
 requirement is guaranteed, the CPU seconds of the fit), ``results`` (each
 route's own results), ``summary()`` and ``plot()`` (the routes' ROC curves on
@@ -31,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError
 from csvm_stats.inference.certification import (
     NOT_INDEPENDENT,
     ONE_SIDED,
@@ -115,9 +121,12 @@ class RouteComparison:
     """The routes fitted on one split (module docstring); ``table``, ``results``, ``summary()``, ``plot()``."""
 
     def __init__(self, results: dict[str, Any], fit_times: dict[str, float], requirement: dict[str, Any],
-                 alpha: float) -> None:
+                 alpha: float, failures: dict[str, str] | None = None) -> None:
+        if not results:
+            raise DataError("every route failed: " + "; ".join(f"{k}: {v}" for k, v in (failures or {}).items()))
         self.results = results
         self.fit_times = fit_times
+        self.failures = dict(failures or {})
         self.requirement = requirement
         self.alpha = alpha
         first = next(iter(results.values()))
@@ -189,6 +198,8 @@ class RouteComparison:
             ", ".join(f"recall of {k!r} >= {v:g}" for k, v in self.requirement["recall_min"].items())
         summary.add_df(formatted, caption=f"Requirement: {what}; held-out sample H: {self.split.holdout.size} points")
         summary.add_paragraphs("What each route states about the requirement", self.statements().to_dict())
+        for name, message in self.failures.items():
+            summary.add_text(f"Route {name} gave no classifier: {message}")
         summary.add_text(
             f"All routes used the same split (seed {self.model_seed}): the CSVM routes solved on I with the "
             "requirement on J; the Neyman-Pearson routes trained on I u J. The stated bounds hold at "
@@ -227,8 +238,13 @@ def compare_route_arrays(
     time_limit: float = 60.0,
     csvm_options: Mapping[str, Any] | None = None,
     formula: Any = None,
+    fit_options: Mapping[str, Any] | None = None,
 ) -> RouteComparison:
-    """:func:`compare_routes` on arrays (``endog`` labels, ``exog`` predictors)."""
+    """:func:`compare_routes` on arrays (``endog`` labels, ``exog`` predictors).
+
+    ``fit_options`` go to the exact CSVM's ``fit`` besides ``time_limit``
+    (``clock``, ``threads``, ``solver``: the benchmark counts CPU seconds on one thread).
+    """
     chosen = _check_routes(routes)
     requirement = dict(requirement)
     unknown = set(requirement) - {"tpr_min", "tnr_min", "recall_min"}
@@ -243,6 +259,7 @@ def compare_route_arrays(
     seed = resolve_seed(random_state)
     results: dict[str, Any] = {}
     times: dict[str, float] = {}
+    failures: dict[str, str] = {}
     exact = None
     for name, estimator in chosen.items():
         start = time.process_time()
@@ -250,21 +267,35 @@ def compare_route_arrays(
             if exact is None:
                 model = CSVM(endog, exog, alpha=alpha, fractions=fractions, **requirement, **dict(csvm_options or {}))
                 model.formula = formula
-                exact = model.fit(random_state=seed, time_limit=time_limit)
+                try:
+                    exact = model.fit(random_state=seed, time_limit=time_limit, **dict(fit_options or {}))
+                except (InfeasibleConstraintsError, NoSolutionError) as error:  # an answer: no CSVM meets it
+                    exact = error
                 exact_time = time.process_time() - start
-            res = exact if name == "csvm" else with_guarantee(exact)
+            if isinstance(exact, Exception):
+                failures[name] = str(exact)
+                continue
+            try:
+                res = exact if name == "csvm" else with_guarantee(exact)
+            except DataError as error:  # the held-out sample cannot certify the requirement along this direction
+                failures[name] = str(error)
+                continue
             times[name] = exact_time + (time.process_time() - start if name != "csvm" else 0.0)
         else:
             learner = estimator if estimator is not None else name.removeprefix("np-")
             model = NeymanPearson(endog, exog, learner, alpha=alpha, fractions=fractions, **requirement)
             model.formula = formula
-            res = model.fit(random_state=seed)
+            try:
+                res = model.fit(random_state=seed)
+            except DataError as error:  # e.g. a learner that finds a constant rule on these data
+                failures[name] = str(error)
+                continue
             times[name] = time.process_time() - start
         results[name] = res
     holdouts = {name: tuple(res.split.holdout) for name, res in results.items()}
-    if len(set(holdouts.values())) != 1:
+    if len(set(holdouts.values())) > 1:
         raise DataError("the routes drew different held-out samples; this is a bug, please report it.")
-    return RouteComparison(results, times, requirement, alpha)
+    return RouteComparison(results, times, requirement, alpha, failures)
 
 
 def compare_routes(
