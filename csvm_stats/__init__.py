@@ -17,8 +17,13 @@ from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
 from csvm_stats.interfaces.sklearn import CSVMClassifier
+from csvm_stats.interfaces.neyman_pearson import NeymanPearsonClassifier
+from csvm_stats.models.routes import compare_routes
 # The problem forms beyond two classes register themselves with CSVM(...) and the model files:
 from csvm_stats.multiclass.model import MulticlassCSVM
 from csvm_stats.multiclass import persistence as _multiclass_files  # noqa: F401  (registers the file form)
 
-__all__ = ["CSVM", "CSVMClassifier", "CSVMResults", "EBB", "MulticlassCSVM", "fit_csvm", "__version__"]
+__all__ = [
+    "CSVM", "CSVMClassifier", "CSVMResults", "EBB", "MulticlassCSVM", "NeymanPearsonClassifier", "compare_routes", "fit_csvm",
+    "__version__",
+]

@@ -1,0 +1,97 @@
+"""The report of a Neyman-Pearson route, built from the CSVM report's parts.
+
+:func:`build_np_summary` fills a :class:`~csvm_stats.reporting.summary.Summary`
+(statsmodels' ``summary2.Summary``) with the model and data, the rate table
+(the CSVM's columns and number formats: observed counts, bounds rounded
+outwards, the guaranteed target as given), the held-out confusion matrix, the
+confidence statements and footer notes. The cells are formatted by the CSVM
+report's own helpers, so both routes read alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.inference.certification import ORDER_STATISTIC, level_percent
+from csvm_stats.reporting.summary import Summary, _bound_text, _fmt, _key_values, _observed
+
+
+def _model_table(res: Any, timing: bool) -> pd.DataFrame:
+    model, split = res.model, res.split
+    y = model.y
+    fit_rows = np.concatenate([split.train, split.anchor])
+    if model.multiclass:
+        requirement = ", ".join(f"recall of {model.coding.levels[k]!r} >= {p:g}" for k, p in model.recall_min.items())
+        classes = {"Classes": ", ".join(repr(c) for c in model.coding.levels)}
+        rule = f"argmax of the class scores, constrained classes shifted by {res.shift.shift:+.4g} (set on H)"
+    else:
+        requirement = ", ".join(f"{rate} >= {p:g}" for rate, p in model.targets.items())
+        classes = {"Positive class": repr(model.coding.positive), "Negative class": repr(model.coding.negative)}
+        rule = (f"positive when score >= {res.umbrella.threshold:.6g}: the {res.umbrella.rank}-th smallest of "
+                f"{res.umbrella.n} held-out scores (order statistic)")
+        if res.umbrella.rate == "tnr":
+            rule = (f"negative when score <= {res.umbrella.threshold:.6g}: the {res.umbrella.rank}-th largest of "
+                    f"{res.umbrella.n} held-out scores (order statistic)")
+    calibration = res.ready_calibration
+    pairs: dict[str, Any] = {
+        "Response": model.coding.name or "endog",
+        "Formula": model.formula.formula if model.formula else "(arrays)",
+        **classes,
+        "Estimator": type(model.estimator).__name__ if not hasattr(model.estimator, "steps")
+        else " -> ".join(type(step).__name__ for _, step in model.estimator.steps),
+        "Score": model.method,
+        "Requirement": requirement,
+        "Observations": len(y),
+        "Training sample (I u J)": fit_rows.size,
+        "Held-out sample H": split.holdout.size,
+        "Random state (seed)": res.random_state,
+        "alpha": repr(float(model.alpha)),
+        "Threshold": rule,
+        "Probabilities": calibration.describe() if calibration is not None
+        else "Venn-Abers, cross-fitted (computed at the first predict_proba)",
+    }
+    if timing:
+        pairs["Fit time (CPU s)"] = f"{res.fit_time:.2f}"
+    return _key_values(pairs)
+
+
+def _rate_table(res: Any) -> pd.DataFrame:
+    level = level_percent(res.model.alpha)
+    rows = {}
+    for rate, r in res.rates.iterrows():
+        upper = r["upper"] if "upper" in r.index else np.nan
+        rows[str(rate).upper() if not res.model.multiclass else str(rate)] = {
+            "target": _fmt(r["target"], 3),
+            "held-out": _observed(r, "heldout"),
+            f"lower {level}": _bound_text(r["lower"], r["method"]),
+            f"upper {level}": _bound_text(upper, r["method"], upper=True),
+            "method": r["method"],
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def build_np_summary(res: Any, *, timing: bool = True) -> Summary:
+    """The route's report: model and data, rates with statements, confusion matrix, notes."""
+    summary = Summary("Neyman-Pearson route Results")
+    summary.add_df(_model_table(res, timing), header=False, align="l", caption="Model and data")
+    summary.add_df(_rate_table(res), caption="Rates on the held-out sample H")
+    summary.add_df(res.heldout_confusion.astype(str), caption="Held-out confusion matrix (rows: true class)")
+    statements = {str(k) if res.model.multiclass else str(k).upper(): str(v) for k, v in res.statements.items()}
+    statements["Joint"] = res.joint_statement
+    summary.add_paragraphs("Confidence statements", statements)
+    guaranteed = [str(k) if res.model.multiclass else str(k).upper()
+                  for k, r in res.rates.iterrows() if r["method"] == ORDER_STATISTIC]
+    summary.add_text(
+        "The estimator was fitted on the training rows only; the threshold was set on the held-out points of the "
+        f"guaranteed class(es) ({', '.join(guaranteed)}) by the order statistic (Tong, Feng and Li 2018), so the "
+        "guarantee is about the true rate, not only these data. Each other statement holds separately at its level."
+    )
+    calibration = res.ready_calibration
+    if calibration is not None and not res.model.multiclass:
+        summary.add_text(calibration.rule_statement(repr(res.model.coding.positive)) + ".")
+    for note in res.warnings:
+        summary.add_text(note)
+    return summary
