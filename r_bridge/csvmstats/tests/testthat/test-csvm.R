@@ -144,7 +144,7 @@ test_that("a missing Python module is a clear R error", {
 
 test_that("options unknown to Python are reported, not ignored", {
   skip_without_python()
-  expect_error(fit_example(tpr_mn = 0.9), "unknown option")
+  expect_error(fit_example(tpr_mn = 0.9), "unknown argument \"tpr_mn\"; did you mean \"tpr_min\"?", fixed = TRUE)
   expect_error(csvm(status ~ ., data = make_data(), positive = "nope"), "not a class")
 })
 
