@@ -20,6 +20,7 @@ glance.csvm <- function(x, ...) {
     row[[paste0(rate, ".target")]] <- rates[rate, "target"]
     row[[paste0(rate, ".heldout")]] <- rates[rate, "heldout_rate"]
     row[[paste0(rate, ".lower")]] <- rates[rate, "lower"]
+    row[[paste0(rate, ".certified")]] <- rates[rate, "certified"]
   }
   as_tibble_if_available(row)
 }
