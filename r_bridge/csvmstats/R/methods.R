@@ -154,7 +154,7 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("Constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Positive class '", x$positive, "', negative class '", x$negative, "'\n", sep = "")
   print_sizes_and_solver(x)
-  cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
+  cat("\nRates (anchor = requirement sample, in-sample; held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
   print_rate_table(x$rates, rate_row_names(rownames(x$rates)), digits)
   cat(strwrap(requirement_lines(x$rates, x$alpha), exdent = 2L), sep = "\n")
@@ -198,7 +198,7 @@ print_probability_rule <- function(x) {
 # The sample sizes and the solver record of a summary, with the time limit and its clock.
 print_sizes_and_solver <- function(x) {
   cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
-      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], "; sample_roles(fit) gives each row's)",
+      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], "; which rows: sample_roles(fit))",
       sep = "")
   if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
   cat("\n")
@@ -225,16 +225,16 @@ print_notes <- function(warnings) {
 # The rate table: counts as "k/n", bounds rounded outwards, "" where a value does not apply.
 print_rate_table <- function(rates, row_names, digits) {
   table <- data.frame(
-    target = rates$target,
+    target = ifelse(is.na(rates$target), "", format(rates$target)),
     required = count_text(rates$required, rates$anchor_n),
     anchor = count_text(rates$anchor_correct, rates$anchor_n),
-    met = rates$met,
+    met = yes_no(rates$met),
     "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
     "held-out rate" = rates$heldout_rate,
     lower = bound_text(rates$lower, floor),
     upper = bound_text(rates$upper, ceiling),
     "joint lower" = bound_text(rates$joint_lower, floor),
-    certified = rates$certified,
+    certified = yes_no(rates$certified),
     method = rates$method,
     check.names = FALSE,
     row.names = row_names
@@ -242,6 +242,9 @@ print_rate_table <- function(rates, row_names, digits) {
   if (all(is.na(rates$upper))) table$upper <- NULL
   print(table, digits = digits, na.print = "")
 }
+
+# "yes"/"no" for a logical column, "" where it does not apply (a rate without a target).
+yes_no <- function(flag) ifelse(is.na(flag), "", ifelse(flag, "yes", "no"))
 
 # "k/n" for a count, "" where there is none (no target; the balanced accuracy is a mean of rates).
 count_text <- function(count, n) ifelse(is.na(count), "", paste0(count, "/", n))
