@@ -197,3 +197,24 @@ test_that("errors are in R's words: unknown arguments, missing and infinite valu
                fixed = TRUE)
   expect_equal(csvmstats:::r_wording("columns ['a', 'b'] with alpha=0.05"), "columns \"a\", \"b\" with alpha = 0.05")
 })
+
+test_that("the package's srbct.R example prints no raw Python warning", {
+  skip_without_python()
+  source <- csvmstats:::python_source()
+  data_file <- Sys.getenv("CSVM_SRBCT_PATH")
+  if (!nzchar(data_file) && !is.null(source)) {
+    data_file <- file.path(dirname(source), "shared", "data", "srbct", "SRBCT.rda")
+  }
+  skip_if_not(nzchar(data_file) && file.exists(data_file),
+              "SRBCT.rda not found (CSVM_SRBCT_PATH, or ../shared/data/srbct beside the csvm-stats source)")
+  example <- system.file("examples", "srbct.R", package = "csvmstats")
+  python <- reticulate::py_config()$python
+  console <- system2("env", c(paste0("RETICULATE_PYTHON=", python), file.path(R.home("bin"), "Rscript"),
+                              example, data_file), stdout = TRUE, stderr = TRUE)
+  text <- paste(console, collapse = "\n")
+  expect_match(text, "Resubstitution table")
+  expect_false(grepl("\\.py:[0-9]+|UserWarning|CappedTargetWarning|DegenerateRuleWarning", text))
+  # the warnings it gives are R's, starting with csvm:
+  warned <- console[grepl("^Warning", console)]
+  expect_true(all(grepl("csvm: ", warned) | grepl("^Warning messages?:$", warned)))
+})
