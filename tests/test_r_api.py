@@ -46,9 +46,9 @@ def _assert_plain(value, where="export"):
 
 
 def test_api_version_is_an_integer():
-    assert r_api.api_version() == r_api.API_VERSION == 2
+    assert r_api.api_version() == r_api.API_VERSION == 3
     versions = r_api.environment()
-    assert versions["api_version"] == "2" and versions["numpy"] == np.__version__
+    assert versions["api_version"] == "3" and versions["numpy"] == np.__version__
 
 
 def test_fit_equals_the_python_fit_on_the_same_split(data, results):
@@ -63,7 +63,7 @@ def test_fit_equals_the_python_fit_on_the_same_split(data, results):
 
 def test_export_is_plain_and_matches_the_results(results, exported):
     _assert_plain(exported)
-    assert exported["api_version"] == 2
+    assert exported["api_version"] == 3
     assert list(exported["coef_names"]) == NAMES
     np.testing.assert_array_equal(exported["coef"], results.params.to_numpy()[:-1])
     assert exported["intercept"] == results.params["Intercept"]
@@ -105,8 +105,10 @@ def test_probabilities_come_from_the_results_ensemble(data, results):
 
 def test_options_are_checked_not_ignored(data):
     x, labels = data
-    with pytest.raises(DataError, match=r"unknown option\(s\) \['tpr_mn'\]"):
+    with pytest.raises(DataError, match='^unknown argument "tpr_mn"; did you mean "tpr_min"\\?$'):
         r_api.fit(x, NAMES, labels, "yes", {"tpr_mn": 0.9})
+    with pytest.raises(DataError, match='^unknown arguments "gama", "zzz"; csvm\\(\\) takes C, acc_min, alpha'):
+        r_api.fit(x, NAMES, labels, "yes", {"gama": 1.0, "zzz": 2.0})
     with pytest.raises(DataError, match="whole number"):
         r_api.fit(x, NAMES, labels, "yes", {"random_state": 1.5})
     with pytest.raises(DataError, match="TRUE or FALSE"):
@@ -248,3 +250,56 @@ def test_the_clock_option_reaches_the_sparse_solves(classes, monkeypatch):
     assert clocks and set(clocks) == {"cpu"}
     with pytest.raises(DataError, match="clock must be one of"):
         r_api.fit(x, ["u", "v", "w", "z"], labels, "b", {**options, "clock": "sundial"})
+
+
+def test_sample_roles_follow_the_split_row_by_row(results, exported):
+    """Each row's sample, in the data's order, is the split's: I is training, J anchor, H held-out."""
+    roles = exported["sample_roles"]
+    assert roles.shape == (160,) and set(roles) == {"training", "anchor", "held-out"}
+    for role, rows in zip(("training", "anchor", "held-out"), (results.split.train, results.split.anchor,
+                                                                results.split.holdout)):
+        assert (roles[rows] == role).all() and (roles == role).sum() == rows.size
+
+
+def test_sample_roles_use_the_results_own_series_when_there_is_one(results):
+    """When the results carry ``sample_roles`` (a Series indexed like the data), the export takes it as is."""
+    from csvm_stats.interfaces.r_values import sample_roles
+
+    class WithRoles:
+        model = results.model
+        split = results.split
+        sample_roles = pd.Series(["anchor"] * 159 + [None])
+
+    assert list(sample_roles(WithRoles())) == ["anchor"] * 159 + [""]
+    WithRoles.sample_roles = pd.Series(["anchor"] * 3)
+    with pytest.raises(DataError, match="3 values for 160 rows"):
+        sample_roles(WithRoles())
+
+
+def test_the_probability_threshold_is_the_calibration_at_f_zero(data, results, exported):
+    x, _ = data
+    threshold = exported["probability_threshold"]
+    assert threshold == pytest.approx(results.probability_threshold)
+    assert "P(yes) >=" in exported["probability_rule"] and exported["calibration"].startswith("Venn-Abers")
+    p = results.predict_proba(x).to_numpy()
+    called = results.predict(x).to_numpy() == "yes"
+    assert (p[called] >= threshold - 1e-12).all() and (p[~called] <= threshold + 1e-12).all()
+
+
+def test_call_hands_over_every_warning_with_the_value(data):
+    """r_api.call: the value, and the warnings both the call's own recording and its parts raised."""
+    x, labels = data
+    options = {"tpr_min": 0.95, "bound": "hoeffding", "random_state": 1.0, "time_limit": 20.0}
+    fitted = r_api.call("fit", x, NAMES, labels, "yes", options)
+    assert set(fitted) == {"value", "warnings", "warning_kinds"} and set(fitted["value"]) == {"results"}
+    assert list(fitted["warning_kinds"]) == ["CappedTargetWarning"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing escapes call(): the calibration's refits warn inside it
+        exported = r_api.call("export", fitted["value"]["results"])
+    assert exported["value"]["api_version"] == 3
+    assert exported["warnings"].dtype.kind == "U" and len(exported["warnings"]) == len(exported["warning_kinds"])
+    assert set(exported["warning_kinds"]) <= {"CappedTargetWarning", "DegenerateRuleWarning"}
+    with pytest.raises(DataError, match="unknown entry point 'eval'"):
+        r_api.call("eval", "1 + 1")

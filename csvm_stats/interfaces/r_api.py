@@ -25,7 +25,12 @@ The calls, stable within :data:`API_VERSION`:
   bytes (R re-creates its Python object on demand after ``readRDS``);
 * :func:`predict` -> decision values, classes and/or probabilities, from
   live results or from a loaded model, with the warnings raised;
-* :func:`environment` -> the versions R checks before the first call.
+* :func:`environment` -> the versions R checks before the first call;
+* :func:`call` -> any of the calls above by name, with every Python warning
+  it raised (also those its parts raise outside the calls' own recording,
+  such as the probability calibration's refits while exporting) handed
+  over as strings, so that R re-issues each as an R warning and
+  ``suppressWarnings()`` silences it; R calls everything through it.
 
 Logical columns of the exported rate table (``met``, ``certified``) are sent
 as numbers 1/0 with ``NaN`` for "not applicable", because a logical missing
@@ -35,7 +40,7 @@ value does not survive the crossing; R turns them back into logicals.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +65,12 @@ from csvm_stats.interfaces.r_values import (  # noqa: F401  (API_VERSION and the
 )
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
-from csvm_stats.multiclass.r_entry import export_multiclass, fit_multiclass, predict_multiclass
+from csvm_stats.multiclass.r_entry import (
+    anchor_check_multiclass,
+    export_multiclass,
+    fit_multiclass,
+    predict_multiclass,
+)
 
 PREDICT_TYPES = ("class", "decision", "prob")
 
@@ -173,6 +183,12 @@ def export(results: CSVMResults) -> dict[str, Any]:
     solve record); ``warnings``; ``selected_names`` and ``selected_coef``
     (a sparse CSVM's selected features with their coefficients in original
     units, largest standardised coefficient first; empty otherwise);
+    ``sample_roles`` (per row of the data: "training", "anchor" or
+    "held-out", :func:`~csvm_stats.interfaces.r_values.sample_roles`);
+    ``probability_threshold`` (the Venn-Abers probability at f(x) = 0:
+    positive calls have P at or above it; NaN without a calibration),
+    ``probability_rule`` (that rule in words) and ``calibration`` (how
+    the probabilities were calibrated, one line);
     ``anchor`` (per constrained rate: the anchor count ``n``, whether the
     target was ``capped`` and the anchor sizes from which the ``hoeffding``
     and ``binomial`` margins stay below 1); ``model_file`` (the bytes of
@@ -188,7 +204,23 @@ def export(results: CSVMResults) -> dict[str, Any]:
         "positive": str(coding.positive),
         "negative": str(coding.negative),
         **_selection(results),
+        **_probability_rule(results),
         "anchor": anchor_requirements(results.adjusted),
+    }
+
+
+def _probability_rule(results: CSVMResults) -> dict[str, Any]:
+    """Where the class rule f(x) >= 0 falls on the probability scale (``probability_threshold``, NaN without
+    a calibration), the rule in words and the calibration's one-line description ("" without one)."""
+    try:
+        calibration = results.calibration  # computed already: fit_fields wrote the model file first
+    except DataError as error:
+        return {"probability_threshold": float("nan"), "probability_rule": "",
+                "calibration": f"no probability calibration: {error}"}
+    return {
+        "probability_threshold": float(calibration.threshold),
+        "probability_rule": calibration.rule_statement(str(results.model.coding.positive)),
+        "calibration": calibration.describe(),
     }
 
 
@@ -252,3 +284,41 @@ def predict(results: CSVMResults | SavedModel, x: Any, type: Sequence[str] | str
     return {**out, **raised}
 
 
+
+
+#: The calls :func:`call` dispatches to, by the name R gives.
+ENTRY_POINTS: dict[str, Callable[..., Any]] = {
+    "fit": fit,
+    "anchor_check": anchor_check,
+    "export": export,
+    "load": load,
+    "predict": predict,
+    "fit_multiclass": fit_multiclass,
+    "anchor_check_multiclass": anchor_check_multiclass,
+}
+
+
+def call(entry: str, *args: Any) -> dict[str, Any]:
+    """Run the entry point named ``entry`` on ``args``; its value with every warning raised while it ran.
+
+    Returns ``{"value": ..., "warnings": [...], "warning_kinds": [...]}``:
+    the warnings the call recorded itself (``fit``, ``predict``, the anchor
+    checks; taken out of its value) first, then those raised outside that
+    recording (e.g. by the probability calibration that ``export``
+    computes), distinct ones once. ``entry`` is looked up in
+    :data:`ENTRY_POINTS`, never evaluated.
+    """
+    function = ENTRY_POINTS.get(str(entry))
+    if function is None:
+        raise DataError(f"unknown entry point {entry!r}; the entry points are {sorted(ENTRY_POINTS)}.")
+    value, raised = _recording_warnings(lambda: function(*args))
+    messages, kinds = [], []
+    if isinstance(value, dict) and "warnings" in value and "warning_kinds" in value:
+        messages += list(value.pop("warnings"))
+        kinds += list(value.pop("warning_kinds"))
+    pairs = dict.fromkeys(zip([*messages, *raised["warnings"]], [*kinds, *raised["warning_kinds"]]))
+    return {
+        "value": value,
+        "warnings": _string_array(message for message, _ in pairs),
+        "warning_kinds": _string_array(kind for _, kind in pairs),
+    }

@@ -7,6 +7,7 @@ imports the other's module for them.
 
 from __future__ import annotations
 
+import difflib
 import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,10 @@ from csvm_stats.interfaces.persistence import save_model
 from csvm_stats.optimization.solvers.base import SolveRecord
 
 #: Bumped whenever a call's arguments or the exported fields change incompatibly.
-API_VERSION = 2
+API_VERSION = 3
+
+#: The values of :func:`sample_roles`, one per row of the data (Python's ``results.sample_roles``).
+SAMPLE_ROLES = ("training", "anchor", "held-out")
 
 #: Options of :class:`~csvm_stats.models.model.CSVM` that R may pass, with the type each is coerced to.
 MODEL_OPTIONS: dict[str, str] = {
@@ -118,6 +122,7 @@ def fit_fields(results: Any) -> dict[str, Any]:
         "n": len(results.model.y),
         "random_state": int(results.random_state),
         "samples": {name: int(getattr(results.split, name).size) for name in ("train", "anchor", "holdout")},
+        "sample_roles": sample_roles(results),
         "rate_names": _string_array(rates.index),
         "rates": {column: _rate_column(rates.get(column, pd.Series(np.nan, index=rates.index)), column)
                   for column in RATE_COLUMNS},
@@ -128,6 +133,26 @@ def fit_fields(results: Any) -> dict[str, Any]:
         "warnings": _string_array(results.warnings),
         "model_file": model_file,
     }
+
+
+def sample_roles(results: Any) -> np.ndarray:
+    """The sample of each row of the data, in the data's row order: "training", "anchor" or "held-out".
+
+    From ``results.sample_roles`` (a Series indexed like the input data)
+    when the results have it, else from the split's row positions
+    (``results.split``: 0-based positions of I, J and H). A row in no
+    sample (none with the splits csvm-stats makes) is "".
+    """
+    n = len(results.model.y)
+    if hasattr(results, "sample_roles"):
+        roles = np.asarray(results.sample_roles, dtype=object).reshape(-1)
+        if roles.size != n:
+            raise DataError(f"results.sample_roles has {roles.size} values for {n} rows.")
+        return _string_array("" if pd.isna(role) else role for role in roles)
+    roles = np.full(n, "", dtype=object)
+    for role, rows in zip(SAMPLE_ROLES, (results.split.train, results.split.anchor, results.split.holdout)):
+        roles[np.asarray(rows, dtype=np.intp)] = role
+    return _string_array(roles)
 
 
 def anchor_requirements(adjusted: Mapping[str, AdjustedTarget]) -> dict[str, np.ndarray]:
@@ -228,16 +253,25 @@ def _split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     fit_kwargs: dict[str, Any] = {}
     unknown = sorted(set(options) - set(MODEL_OPTIONS) - set(FIT_OPTIONS))
     if unknown:
-        raise DataError(
-            f"unknown option(s) {unknown}; csvm() accepts {sorted(MODEL_OPTIONS)} for the model "
-            f"and {sorted(FIT_OPTIONS)} for the solver."
-        )
+        raise DataError(unknown_arguments_message(unknown))
     for name, value in options.items():
         if name in MODEL_OPTIONS:
             model_kwargs[name] = _coerce(name, value, MODEL_OPTIONS[name])
         else:
             fit_kwargs[name] = _coerce(name, value, FIT_OPTIONS[name])
     return model_kwargs, {key: value for key, value in fit_kwargs.items() if value is not None}
+
+
+def unknown_arguments_message(unknown: Sequence[str]) -> str:
+    """R's wording for arguments csvm() does not know, with the closest known name of each."""
+    known = sorted({*MODEL_OPTIONS, *FIT_OPTIONS})
+    quoted = ", ".join(f'"{name}"' for name in unknown)
+    guesses = [difflib.get_close_matches(name, known, n=1, cutoff=0.6) for name in unknown]
+    hints = [f'"{guess[0]}"' for guess in guesses if guess]
+    head = f"unknown argument{'s' if len(unknown) > 1 else ''} {quoted}"
+    if len(hints) == len(unknown):
+        return f"{head}; did you mean {', '.join(hints)}?"
+    return f"{head}; csvm() takes {', '.join(known)}"
 
 
 def _rate_column(column: pd.Series, name: str) -> np.ndarray:

@@ -1,3 +1,6 @@
+# The samples of a fit, in the order the data pass through them (r_api's sample_roles).
+.sample_roles <- c("training", "anchor", "held-out")
+
 # csvm(): a formula method in the style of stats::lm and a default method csvm(x, y, ...).
 #
 # R builds the model frame (subset, na.action, R's contrasts from
@@ -17,6 +20,8 @@ csvm.formula <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min 
     stop("csvm: give the data as a data frame: csvm(y ~ ., data = d)", call. = FALSE)
   }
   formula <- stats::as.formula(formula, env = parent.frame())
+  check_formula_terms(formula, data)
+  if ("offset" %in% names(list(...))) refuse_offset()
   response_name <- if (length(formula) == 3L) paste(deparse(formula[[2L]]), collapse = " ") else "y"
   mf <- match.call(expand.dots = FALSE)
   mf <- mf[c(1L, match(c("formula", "data", "subset", "weights"), names(mf), 0L))]
@@ -25,6 +30,7 @@ csvm.formula <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min 
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
+  if (!is.null(stats::model.offset(mf))) refuse_offset()
   if (!is.null(stats::model.weights(mf))) {
     stop("csvm: weights are not supported: the rate constraints and the confidence statements count ",
          "anchor and held-out cases, which case weights would change; replicate rows for frequency ",
@@ -87,21 +93,21 @@ fit_frame <- function(mf, call, options, response_name, model) {
     options$random_state <- sample.int(.Machine$integer.max, 1L)
     call$random_state <- options$random_state
   }
-  api <- csvm_api()
   multiclass <- nlevels(response) > 2L
   fitted_python <- if (multiclass) {
     fit_multiclass_python(x, response, options, response_name)
   } else {
-    fit_binary_python(api, x, response, options, response_name)
+    fit_binary_python(x, response, options, response_name)
   }
   handle <- fitted_python$results
-  exported <- py_call(api$export, handle)
+  # the export computes the probability calibration (for a small held-out sample: the CSVM refitted
+  # on parts of the data), whose warnings are said as such
+  exported <- py_call("export", handle, context = "probability calibration: ")
   fields <- if (multiclass) multiclass_fields(exported) else fit_fields(exported)
   # capped targets were said before the solve (fitted_python$check); any the check did not
   # report are said now, from the fit's own anchor table
   warn_capped_targets(exported, reported = capped_rates(fitted_python$check))
-  issue_python_warnings(fitted_python$warnings, fitted_python$warning_kinds, reported = "CappedTargetWarning")
-  fitted <- py_call(api$predict, handle, x, c("decision", "class"))
+  fitted <- py_call("predict", handle, x, c("decision", "class"))
   decision <- fitted$decision
   if (multiclass) {
     decision <- matrix(as.numeric(decision), nrow(x), dimnames = list(rownames(mf), levels(response)))
@@ -121,6 +127,7 @@ fit_frame <- function(mf, call, options, response_name, model) {
     fitted.values = decision,
     fitted.class = stats::setNames(factor(as.character(fitted$class), levels = levels(response)),
                                    rownames(mf)),
+    sample_roles = sample_role_factor(exported$sample_roles, rownames(mf)),
     model = if (isTRUE(model)) mf else NULL,
     model_file = as.raw(exported$model_file),
     python = handle,
@@ -132,7 +139,7 @@ fit_frame <- function(mf, call, options, response_name, model) {
 
 # The two-class fit in Python, with the anchor check said before the solve (the split of
 # r_api.anchor_check is that of the fit) as $check.
-fit_binary_python <- function(api, x, response, options, response_name) {
+fit_binary_python <- function(x, response, options, response_name) {
   if (!is.null(options$recall_min)) {
     stop("csvm: recall_min is for a response with more than two classes; with two classes require ",
          "tpr_min (the positive class '", levels(response)[2L], "') and/or tnr_min", call. = FALSE)
@@ -144,9 +151,13 @@ fit_binary_python <- function(api, x, response, options, response_name) {
          paste(levels(response), collapse = ", "), ")", call. = FALSE)
   }
   labels <- as.character(response)
-  check <- py_call(api$anchor_check, x, colnames(x), labels, positive, options, response_name)
+  # the check's and the fit's capped targets are said in R's words (warn_capped_targets), the fit's
+  # other warnings as Python words them
+  check <- py_call("anchor_check", x, colnames(x), labels, positive, options, response_name,
+                   reported = "CappedTargetWarning")
   warn_capped_targets(check)
-  fitted <- py_call(api$fit, x, colnames(x), labels, positive, options, response_name)
+  fitted <- py_call("fit", x, colnames(x), labels, positive, options, response_name,
+                    reported = "CappedTargetWarning")
   fitted$check <- check
   fitted
 }
@@ -161,16 +172,48 @@ used_xlevels <- function(mt, mf) {
   xlevels[names(xlevels) %in% used]
 }
 
-# Missing values must not cross to Python (reticulate turns a logical NA into TRUE).
+# Missing and infinite values must not cross to Python (reticulate turns a logical NA into TRUE).
 check_no_missing <- function(mf) {
   has_na <- vapply(mf, anyNA, logical(1L))
   if (any(has_na)) {
-    stop("csvm: missing values in ", paste(names(mf)[has_na], collapse = ", "),
+    stop("csvm: `data` has missing values in ", paste(names(mf)[has_na], collapse = ", "),
          "; remove them or use na.action = na.omit (the default) or na.exclude", call. = FALSE)
+  }
+  has_inf <- vapply(mf, function(column) is.numeric(column) && any(is.infinite(column)), logical(1L))
+  if (any(has_inf)) {
+    stop("csvm: `data` has infinite values (Inf or -Inf) in ", paste(names(mf)[has_inf], collapse = ", "),
+         "; replace or remove those rows (na.action does not drop them)", call. = FALSE)
   }
   if (nrow(mf) == 0L) {
     stop("csvm: no complete rows are left in the data", call. = FALSE)
   }
+}
+
+# Formula terms csvm() cannot honour, refused before anything is fitted: no intercept (an SVM's
+# decision function w'x + b always has its b) and offsets (the CSVM has no linear predictor to
+# shift). `data` resolves the `.` of the formula.
+check_formula_terms <- function(formula, data) {
+  mt <- if (is.data.frame(data)) stats::terms(formula, data = data) else stats::terms(formula)
+  if (identical(attr(mt, "intercept"), 0L)) {
+    stop("csvm: the formula removes the intercept (0 + or - 1), but the CSVM's decision function ",
+         "f(x) = w'x + b always has an intercept b, which the rate constraints move; write the ",
+         "formula without 0 + or - 1", call. = FALSE)
+  }
+  if (!is.null(attr(mt, "offset"))) refuse_offset()
+  invisible(TRUE)
+}
+
+refuse_offset <- function() {
+  stop("csvm: offsets are not supported: the CSVM's decision function f(x) = w'x + b is fitted under ",
+       "rate constraints, not as a linear predictor that an offset could shift; give the variable as a ",
+       "predictor instead (y ~ x + z rather than y ~ x + offset(z))", call. = FALSE)
+}
+
+# The sample of each row of the model frame (r_api's sample_roles) as a factor named by row.
+sample_role_factor <- function(roles, row_names) {
+  roles <- as.character(roles)
+  roles[!nzchar(roles)] <- NA_character_
+  stats::setNames(factor(roles, levels = .sample_roles), row_names)
 }
 
 # The response as a factor of two or more classes (logical, numeric and character responses are converted).
@@ -216,6 +259,9 @@ fit_fields <- function(exported) {
     coef_standardized = standardized,
     positive = as.character(exported$positive),
     negative = as.character(exported$negative),
+    probability_threshold = as.numeric(exported$probability_threshold),
+    probability_rule = as.character(exported$probability_rule),
+    calibration = as.character(exported$calibration),
     selected = stats::setNames(as.numeric(exported$selected_coef), as.character(exported$selected_names))
   ))
 }

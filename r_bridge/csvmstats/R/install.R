@@ -25,12 +25,12 @@ install_python <- function(path = python_source(), envname = csvm_virtualenv(), 
   if (!reticulate::virtualenv_exists(envname)) {
     reticulate::virtualenv_create(envname, python = python, packages = numpy)
   }
-  reticulate::virtualenv_install(envname, c(path, numpy))
+  reticulate::virtualenv_install(envname, c(path, numpy, .python_extras))
   env_python <- reticulate::virtualenv_python(envname)
   versions <- system2(env_python, c("-c", shQuote(paste(
-    "import csvm_stats.interfaces.r_api as a, numpy;",
-    "print(a.environment()['csvm_stats'], numpy.__version__)"))), stdout = TRUE)
-  message("csvm: csvm-stats ", versions[length(versions)], " (csvm-stats, numpy) installed into ",
+    "import csvm_stats.interfaces.r_api as a, numpy, rdata, r_bridge;",
+    "print(a.environment()['csvm_stats'], numpy.__version__, rdata.__version__)"))), stdout = TRUE)
+  message("csvm: csvm-stats ", versions[length(versions)], " (csvm-stats, numpy, rdata) installed into ",
           env_python)
   if (!reticulate::py_available(initialize = FALSE)) {
     reticulate::use_virtualenv(envname, required = TRUE)
@@ -40,6 +40,11 @@ install_python <- function(path = python_source(), envname = csvm_virtualenv(), 
   }
   invisible(env_python)
 }
+
+# What the Python side of r_bridge needs beyond csvm-stats itself: rdata reads and writes .rds and
+# .rda files without R (r_bridge.load_rds, save_rds, srbct()). rpy2, which r_bridge needs only to run
+# R from Python, is not installed: from R it is not needed.
+.python_extras <- "rdata>=0.11"
 
 # numpy < 2 for a reticulate that cannot read numpy 2 arrays, else any numpy.
 numpy_requirement <- function(reticulate_version = packageVersion("reticulate")) {

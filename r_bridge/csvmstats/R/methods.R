@@ -33,7 +33,58 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   cat("\nRates:", paste0(toupper(rownames(x$rates)), " held-out ",
                          format(x$rates$heldout_rate, digits = 3L), collapse = ", "), "\n")
+  cat(strwrap(c(requirement_lines(x$rates, x$alpha), probability_line(x)), exdent = 2L), sep = "\n")
   invisible(x)
+}
+
+# What the rates table says in words: each required rate, certified on the held-out sample or not.
+.rate_words <- c(tpr = "sensitivity (TPR)", tnr = "specificity (TNR)", acc = "accuracy (ACC)",
+                 bacc = "balanced accuracy (BACC)")
+
+rate_words <- function(names) {
+  words <- .rate_words[names]
+  ifelse(is.na(words), paste0("recall of class '", names, "'"), words)
+}
+
+# One line per required rate: certified (the held-out lower bound reaches the target) or, in plain
+# words, why not (met on the requirement sample but the held-out data support only a lower rate;
+# not met; no held-out statement).
+requirement_lines <- function(rates, alpha) {
+  required <- which(!is.na(rates$target))
+  if (!length(required)) {
+    return("No rate was required: the held-out rates and their confidence bounds describe the fit.")
+  }
+  level <- paste0(format(100 * (1 - alpha)), "%")
+  vapply(required, function(i) {
+    what <- paste0("Required ", rate_words(rownames(rates)[i]), " >= ", format(rates$target[i]), ": ")
+    lower <- bound_text(rates$lower[i], floor)
+    if (isTRUE(rates$certified[i])) {
+      return(paste0(what, "certified on held-out data (lower ", level, " confidence bound ", lower, ")."))
+    }
+    anchor <- if (is.na(rates$anchor_n[i])) "" else
+      paste0(" (", count_text(rates$anchor_correct[i], rates$anchor_n[i]), ")")
+    on_anchor <- if (isTRUE(rates$met[i])) {
+      paste0("met on the requirement (anchor) sample", anchor, ", but ")
+    } else {
+      paste0("not met on the requirement (anchor) sample", anchor, ", and ")
+    }
+    held_out <- if (is.na(rates$lower[i])) {
+      "the held-out sample is too small for any statement: NOT certified."
+    } else {
+      paste0("the held-out data support only >= ", lower, " at ", level, " confidence: NOT certified.")
+    }
+    paste0(what, on_anchor, held_out)
+  }, character(1L))
+}
+
+# The class rule on the probability scale: rows called positive have P(positive) at or above the
+# threshold, which need not be 1/2 ("" when the fit has no probability calibration).
+probability_line <- function(x) {
+  threshold <- x$probability_threshold
+  if (is.null(threshold) || !length(threshold) || is.na(threshold)) return(character(0))
+  paste0("Probabilities (predict(fit, type = \"prob\")): rows are called '", x$positive, "' when P(",
+         x$positive, ") >= ", format(threshold, digits = 3L), ", the probability at f(x) = 0; under a ",
+         "rate requirement this threshold need not be 1/2.")
 }
 
 # For a sparse fit (penalty = "l1" or max_features), the line naming the selected features;
@@ -90,7 +141,11 @@ summary.csvm <- function(object, ...) {
     joint_statement = object$joint_statement,
     solver = object$solver,
     warnings = object$warnings,
-    selection = selection_line(object)
+    selection = selection_line(object),
+    options = object$options,
+    probability_threshold = object$probability_threshold,
+    probability_rule = object$probability_rule,
+    calibration = object$calibration
   ), class = "summary.csvm")
 }
 
@@ -99,13 +154,15 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("Constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Positive class '", x$positive, "', negative class '", x$negative, "'\n", sep = "")
   print_sizes_and_solver(x)
-  cat("\nRates (anchor = in-sample, held-out = certification sample; margin '", x$bound,
+  cat("\nRates (anchor = requirement sample, in-sample; held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
-  print_rate_table(x$rates, toupper(rownames(x$rates)), digits)
+  print_rate_table(x$rates, rate_row_names(rownames(x$rates)), digits)
+  cat(strwrap(requirement_lines(x$rates, x$alpha), exdent = 2L), sep = "\n")
 
   cat("\nConfidence statements:\n")
   cat(paste0("  ", toupper(names(x$statements)), ": ", x$statements), sep = "\n")
   if (length(x$statements) > 1L) cat("  Joint:", x$joint_statement, "\n")
+  print_probability_rule(x)
 
   if (x$is_linear) {
     cat("\n", x$selection, sep = "")
@@ -124,16 +181,37 @@ print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   invisible(x)
 }
 
-# The sample sizes and the solver record of a summary.
+# The row names of the summary's rate table: the rate's abbreviation and its name.
+rate_row_names <- function(names) {
+  words <- c(tpr = "TPR (sensitivity)", tnr = "TNR (specificity)", acc = "ACC (accuracy)",
+             bacc = "BACC (balanced acc.)")[names]
+  ifelse(is.na(words), toupper(names), words)
+}
+
+# The summary's probability block: the calibration and the class rule on the probability scale.
+print_probability_rule <- function(x) {
+  if (is.null(x$probability_rule) || !length(x$probability_rule) || !nzchar(x$probability_rule)) return()
+  cat("\nProbabilities (predict(fit, type = \"prob\")): ", x$calibration, "\n", sep = "")
+  cat(strwrap(paste0(x$probability_rule, "."), indent = 2L, exdent = 2L), sep = "\n")
+}
+
+# The sample sizes and the solver record of a summary, with the time limit and its clock.
 print_sizes_and_solver <- function(x) {
   cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
-      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], ")", sep = "")
+      x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], "; which rows: sample_roles(fit))",
+      sep = "")
   if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
   cat("\n")
   solver <- x$solver
   cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
       ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
       ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
+  time_limit <- if (is.null(x$options$time_limit)) 300 else x$options$time_limit
+  clock <- if (is.null(x$options$clock)) "wall" else x$options$clock
+  if (!is.null(solver$wall_time)) {
+    cat("Time: ", format(solver$wall_time, digits = 3L), " s wall-clock, ", format(solver$cpu_time, digits = 3L),
+        " s CPU (time_limit = ", format(time_limit), " s, counted on the ", clock, " clock)\n", sep = "")
+  }
 }
 
 # The notes of a summary: in-sample versus held-out, then the fit's warnings.
@@ -147,15 +225,16 @@ print_notes <- function(warnings) {
 # The rate table: counts as "k/n", bounds rounded outwards, "" where a value does not apply.
 print_rate_table <- function(rates, row_names, digits) {
   table <- data.frame(
-    target = rates$target,
+    target = ifelse(is.na(rates$target), "", format(rates$target)),
     required = count_text(rates$required, rates$anchor_n),
     anchor = count_text(rates$anchor_correct, rates$anchor_n),
-    met = rates$met,
+    met = yes_no(rates$met),
     "held-out" = count_text(rates$heldout_correct, rates$heldout_n),
     "held-out rate" = rates$heldout_rate,
     lower = bound_text(rates$lower, floor),
     upper = bound_text(rates$upper, ceiling),
     "joint lower" = bound_text(rates$joint_lower, floor),
+    certified = yes_no(rates$certified),
     method = rates$method,
     check.names = FALSE,
     row.names = row_names
@@ -163,6 +242,9 @@ print_rate_table <- function(rates, row_names, digits) {
   if (all(is.na(rates$upper))) table$upper <- NULL
   print(table, digits = digits, na.print = "")
 }
+
+# "yes"/"no" for a logical column, "" where it does not apply (a rate without a target).
+yes_no <- function(flag) ifelse(is.na(flag), "", ifelse(flag, "yes", "no"))
 
 # "k/n" for a count, "" where there is none (no target; the balanced accuracy is a mean of rates).
 count_text <- function(count, n) ifelse(is.na(count), "", paste0(count, "/", n))
@@ -177,6 +259,7 @@ bound_text <- function(bound, direction) {
 }
 
 predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", "probabilities"), ...) {
+  refuse_predict_arguments(...)
   type <- match.arg(type)
   if (missing(newdata) || is.null(newdata)) {
     if (type == "decision") return(stats::napredict(object$na.action, object$fitted.values))
@@ -197,6 +280,36 @@ predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", 
   if (type == "probabilities") out <- probability_matrix(object, out)
   if (missing(newdata) || is.null(newdata)) out <- stats::napredict(object$na.action, out)
   out
+}
+
+# Arguments other predict() methods take (e1071, kernlab, lm, glm), with what to do here instead.
+.foreign_predict_arguments <- c(
+  probability = "for probabilities use type = \"prob\" (P of the positive class) or type = \"probabilities\" (one column per class)",
+  decision.values = "for decision values use type = \"decision\" (f(x); f(x) >= 0 is the positive class)",
+  se.fit = "a CSVM's predictions have no standard errors; its confidence statements are about the rates (summary(fit))",
+  interval = "a CSVM's predictions have no intervals; its confidence statements are about the rates (summary(fit))",
+  level = "the confidence level is the fit's alpha (csvm(..., alpha = 0.05))",
+  na.action = "rows of newdata with missing values get NA"
+)
+
+# predict() takes newdata and type only; anything else is refused, naming it, not ignored.
+refuse_predict_arguments <- function(...) {
+  if (!...length()) return(invisible(TRUE))
+  given <- ...names()
+  if (is.null(given)) given <- rep("", ...length())
+  if (any(!nzchar(given))) {
+    stop("csvm: predict() takes newdata and type only; ", sum(!nzchar(given)),
+         " more unnamed argument(s) given. For probabilities use type = \"prob\"", call. = FALSE)
+  }
+  known <- given[given %in% names(.foreign_predict_arguments)]
+  advice <- if (length(known)) {
+    paste0(" (", paste0(known, ": ", .foreign_predict_arguments[known], collapse = "; "), ")")
+  } else {
+    ". For probabilities use type = \"prob\""
+  }
+  stop("csvm: unknown argument", if (length(given) > 1L) "s", " ", paste0("\"", given, "\"", collapse = ", "),
+       " to predict(), which takes newdata and type = \"class\", \"prob\", \"decision\" or ",
+       "\"probabilities\"", advice, call. = FALSE)
 }
 
 # P(positive) as an n x 2 matrix with one column per class, in the response's level order (as kernlab).
@@ -282,15 +395,14 @@ predict_rows <- function(object, x, type) {
   if (nrow(x) == 0L) {
     return(if (type == "class") character(0) else numeric(0))
   }
-  api <- csvm_api()
   model <- python_model(object)
   if (type == "prob" && python_handle_alive(object$python) && !isTRUE(object$cache$prob_announced)) {
     message("csvm: fitting the probability model of this fit (the first type = \"prob\" call ",
             "can take a while)")
     object$cache$prob_announced <- TRUE
   }
-  values <- py_call(api$predict, model, x, type)
-  issue_python_warnings(values$warnings, values$warning_kinds)
+  values <- py_call("predict", model, x, type,
+                    context = if (type == "prob") "probability calibration: " else "")
   if (type == "class") as.character(values$class) else as.numeric(values[[type]])  # a matrix column by column
 }
 
@@ -304,7 +416,7 @@ python_model <- function(object) {
     stop("csvm: this fit was made by an older csvmstats without its model file, and its Python ",
          "object is gone; refit with csvm()", call. = FALSE)
   }
-  model <- py_call(csvm_api()$load, object$model_file)
+  model <- py_call("load", object$model_file)
   if (!is.null(cache)) cache$python <- model
   model
 }

@@ -25,14 +25,14 @@ fit_multiclass_python <- function(x, response, options, response_name) {
            ", not a class of the response (", paste(classes, collapse = ", "), ")", call. = FALSE)
     }
   }
-  entry <- csvm_multiclass_api()
   arguments <- list(x, colnames(x), as.character(response),
                     if (is.null(recall_min)) NULL else names(recall_min),
                     if (is.null(recall_min)) NULL else unname(as.numeric(recall_min)),
                     options, response_name)
-  check <- do.call(py_call, c(list(entry$anchor_check_multiclass), arguments))
+  # capped targets are said in R's words (warn_capped_targets), the fit's other warnings as Python words them
+  check <- do.call(py_call, c(list("anchor_check_multiclass"), arguments, list(reported = "CappedTargetWarning")))
   warn_capped_targets(check)
-  fitted <- do.call(py_call, c(list(entry$fit_multiclass), arguments))
+  fitted <- do.call(py_call, c(list("fit_multiclass"), arguments, list(reported = "CappedTargetWarning")))
   fitted$check <- check
   fitted
 }
@@ -69,6 +69,7 @@ print.csvm_multiclass <- function(x, digits = max(3L, getOption("digits") - 3L),
   print_class_coefficients(x, digits)
   cat("\nHeld-out recall:", paste0(rownames(x$rates), " ", format(x$rates$heldout_rate, digits = 3L),
                                    collapse = ", "), "\n")
+  cat(strwrap(requirement_lines(x$rates, x$alpha), exdent = 2L), sep = "\n")
   invisible(x)
 }
 
@@ -100,7 +101,7 @@ shown_class_rows <- function(x) {
 summary.csvm_multiclass <- function(object, ...) {
   structure(object[c("call", "classes", "kernel", "is_linear", "alpha", "bound", "C", "nobs", "samples",
                      "na.action", "coefficients", "coef_standardized", "rates", "statements",
-                     "joint_statement", "confusion", "solver", "warnings")],
+                     "joint_statement", "confusion", "solver", "warnings", "options")],
             class = "summary.csvm_multiclass")
 }
 
@@ -112,6 +113,7 @@ print.summary.csvm_multiclass <- function(x, digits = max(3L, getOption("digits"
   cat("\nRecall per class (anchor = in-sample, held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
   print_rate_table(x$rates, rownames(x$rates), digits)
+  cat(strwrap(requirement_lines(x$rates, x$alpha), exdent = 2L), sep = "\n")
   cat("\nConfidence statements:\n")
   cat(paste0("  ", names(x$statements), ": ", x$statements), sep = "\n")
   cat("  Joint:", x$joint_statement, "\n")
@@ -125,6 +127,7 @@ print.summary.csvm_multiclass <- function(x, digits = max(3L, getOption("digits"
 
 predict.csvm_multiclass <- function(object, newdata, type = c("class", "decision", "prob", "probabilities"),
                                     ...) {
+  refuse_predict_arguments(...)
   type <- match.arg(type)
   if (type == "probabilities") type <- "prob"  # kernlab's name; the probabilities are a matrix already
   training <- missing(newdata) || is.null(newdata)

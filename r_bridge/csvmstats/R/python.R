@@ -2,7 +2,7 @@
 # the virtualenv made by install_python() unless the user chose a Python.
 
 # The entry-point version this package speaks (csvm_stats.interfaces.r_api.API_VERSION).
-.csvm_api_version <- 2L
+.csvm_api_version <- 3L
 # The first reticulate release that reads numpy 2 arrays (its NEWS: "Internal updates for NumPy 2.0").
 .reticulate_numpy2 <- "1.38.0"
 # The virtualenv install_python() makes (a name under reticulate's WORKON_HOME, or a path).
@@ -13,13 +13,6 @@
 .onLoad <- function(libname, pkgname) {
   use_csvm_virtualenv()
   .csvm_env$api <- reticulate::import("csvm_stats.interfaces.r_api", delay_load = TRUE)
-  .csvm_env$multiclass <- reticulate::import("csvm_stats.multiclass.r_entry", delay_load = TRUE)
-}
-
-# The multiclass entry points (csvm_stats.multiclass.r_entry), after csvm_api()'s checks.
-csvm_multiclass_api <- function() {
-  csvm_api()
-  .csvm_env$multiclass
 }
 
 # The virtualenv of install_python(): CSVMSTATS_VIRTUALENV, else "r-csvmstats".
@@ -97,19 +90,27 @@ csvm_api <- function() {
   api
 }
 
-# Call a function of r_api; a Python exception becomes an R error "csvm: <its message>"
-# (without the exception's class path and the traceback).
-py_call <- function(fun, ...) {
-  tryCatch(fun(...), error = function(e) {
+# Call the entry point `entry` of r_api (csvm_stats.interfaces.r_api.call: fit, anchor_check, export,
+# load, predict, fit_multiclass, anchor_check_multiclass) and return its value. Every Python warning
+# raised during the call comes back as a string and is re-issued here as an R warning in R's wording
+# (issue_python_warnings), except the kinds in `reported` (said already in R's words), so that nothing
+# reaches the console from Python and suppressWarnings() silences them all. `context` starts each
+# warning's message (e.g. "probability calibration: "). A Python exception becomes an R error
+# "csvm: <its message>" in R's wording, without the exception's class path and the traceback.
+py_call <- function(entry, ..., reported = character(), context = "") {
+  api <- csvm_api()
+  out <- tryCatch(api$call(entry, ...), error = function(e) {
     stop("csvm: ", python_error_message(conditionMessage(e)), call. = FALSE)
   })
+  issue_python_warnings(out$warnings, out$warning_kinds, reported = reported, context = context)
+  out$value
 }
 
 python_error_message <- function(text) {
   text <- sub("\n\\s*(Detailed traceback|Run `reticulate::py_last_error\\(\\)`).*$", "", text)
   text <- sub("^[^\n]*py_call_impl[^\n]*:\\s*", "", text)
   text <- sub("^\\s*([A-Za-z_][A-Za-z0-9_]*\\.)*[A-Za-z_]*(Error|Exception|Warning):\\s*", "", text)
-  trimws(text)
+  r_wording(trimws(text))
 }
 
 # Is the Python object behind a fit still alive (it is not after saveRDS/readRDS)?

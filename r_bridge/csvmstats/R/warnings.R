@@ -2,15 +2,25 @@
 
 .rate_units <- c(tpr = "positives", tnr = "negatives", acc = "points")
 
-# Re-issue the warnings Python raised (messages and category names from r_api), except
-# those of the kinds in `reported` (said already, e.g. before the solve).
-issue_python_warnings <- function(messages, kinds, reported = character()) {
+# Re-issue the warnings Python raised (messages and category names from r_api.call) as R warnings,
+# except those of the kinds in `reported` (said already, e.g. before the solve). Warnings that differ
+# only in their numbers (the same capped target in each of the calibration's refits) are said once,
+# with how many more there were. `context` starts each message.
+issue_python_warnings <- function(messages, kinds, reported = character(), context = "") {
   messages <- as.character(messages)
-  kinds <- as.character(kinds)
-  for (i in seq_along(messages)) {
-    if (length(kinds) >= i && kinds[i] %in% reported) next
-    warning("csvm: ", r_wording(messages[i]), call. = FALSE)
+  kinds <- rep_len(as.character(kinds), length(messages))
+  keep <- !kinds %in% reported
+  messages <- messages[keep]
+  kinds <- kinds[keep]
+  shape <- paste(kinds, gsub("[0-9]+([.][0-9]+)?", "#", messages))
+  for (key in unique(shape)) {
+    same <- which(shape == key)
+    more <- length(same) - 1L
+    warning("csvm: ", context, r_wording(messages[same[1L]]),
+            if (more) paste0(" (", more, " more warning", if (more > 1L) "s", " like this one, with other counts)"),
+            call. = FALSE)
   }
+  invisible(length(messages))
 }
 
 # Each target that the anchor sample cannot carry, with the anchor sizes it needs, from an
@@ -59,10 +69,16 @@ capped_target_messages <- function(anchor, bound, alpha) {
   }, character(1L))
 }
 
-# Python's spelling of arguments and constants in R's.
+# Python's spelling of arguments, constants and lists in R's.
 r_wording <- function(text) {
-  text <- gsub("\\b([A-Za-z_][A-Za-z0-9_]*)=", "\\1 = ", text, perl = TRUE)
+  text <- gsub("\\b([A-Za-z_][A-Za-z0-9_]*)=(?!=)", "\\1 = ", text, perl = TRUE)
   text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
   text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)
-  gsub("\\bNone\\b", "NULL", text, perl = TRUE)
+  text <- gsub("\\bNone\\b", "NULL", text, perl = TRUE)
+  # a Python list of strings ['a', 'b'] is R's "a", "b"
+  lists <- gregexpr("\\[(?:'[^']*'(?:, )?)+\\]", text, perl = TRUE)
+  regmatches(text, lists) <- lapply(regmatches(text, lists), function(found) {
+    gsub("'([^']*)'", "\"\\1\"", substr(found, 2L, nchar(found) - 1L))
+  })
+  text
 }

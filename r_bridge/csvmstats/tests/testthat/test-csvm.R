@@ -105,6 +105,8 @@ test_that("a fit saved with saveRDS prints without Python and predicts from its 
 
 test_that("a Python fit saved with r_bridge.save_rds is read in R as a csvm_fit", {
   skip_without_python()
+  skip_if_not(reticulate::py_module_available("rdata"),
+              "the Python package rdata (r_bridge's .rds writer) is not installed; install_python() installs it")
   fit <- fit_example()
   path <- tempfile(fileext = ".rds")
   reticulate::import("r_bridge")$save_rds(fit$python, path)
@@ -144,7 +146,7 @@ test_that("a missing Python module is a clear R error", {
 
 test_that("options unknown to Python are reported, not ignored", {
   skip_without_python()
-  expect_error(fit_example(tpr_mn = 0.9), "unknown option")
+  expect_error(fit_example(tpr_mn = 0.9), "unknown argument \"tpr_mn\"; did you mean \"tpr_min\"?", fixed = TRUE)
   expect_error(csvm(status ~ ., data = make_data(), positive = "nope"), "not a class")
 })
 

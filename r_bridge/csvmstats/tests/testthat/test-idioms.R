@@ -171,5 +171,6 @@ test_that("broom's tidy() and glance() work on a fit", {
   expect_equal(nrow(glanced), 1L)
   expect_equal(glanced$nobs, 240L)
   expect_equal(glanced$tpr.lower, fit$rates["tpr", "lower"])
+  expect_identical(glanced$tpr.certified, fit$rates["tpr", "certified"])
   expect_equal(glanced$bound, "binomial")
 })

@@ -42,8 +42,10 @@ test_that("install_python() in a fresh R session; a new session then reaches sum
     "                y = factor(rep(c('no', 'yes'), each = 100)))",
     "fit <- csvm(y ~ x, data = d, tpr_min = 0.8, bound = 'binomial', random_state = 1)",
     "print(summary(fit))",
+    "cat('rdata:', reticulate::py_module_available('rdata'), '\\n')",
     "cat('python:', reticulate::py_config()$python, '\\n')"))
   text <- paste(session, collapse = "\n")
   expect_match(text, "Confidence statements")
+  expect_match(text, "rdata: TRUE")  # what r_bridge needs to read and write R files
   expect_match(text, paste0("python: ", normalizePath(home), "/r-csvmstats/bin/python"), fixed = TRUE)
 })
