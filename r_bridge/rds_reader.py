@@ -16,9 +16,10 @@ runs anything and never trusts a number in the file:
 * **Compact sequences** (R's ALTREP ``compact_intseq``/``compact_realseq``,
   e.g. ``saveRDS(1:2000000000)`` in 103 bytes) are expanded only up to
   :attr:`ReadLimits.max_elements` elements.
-* **Nesting** deeper than :attr:`ReadLimits.max_depth` and more than
-  :attr:`ReadLimits.max_items` strings, list elements and attributes in all
-  are refused (each becomes a Python object, ~100 bytes apiece).
+* **Nesting** deeper than :attr:`ReadLimits.max_depth`, more than
+  :attr:`ReadLimits.max_items` strings in all (each a Python object of ~60
+  bytes) and more than :attr:`ReadLimits.max_nodes` list elements and
+  attributes in all (each becomes a pandas object when converted) are refused.
 * Only data types are read: NULL, logical, integer, double, complex,
   character, lists, pairlists (attributes, the objects of an ``.rda``)
   and the ALTREP wrappers R writes for them. Functions, environments,
@@ -55,14 +56,16 @@ class ReadLimits:
 
     ``max_bytes``: decompressed bytes (default 256 MiB). ``max_elements``:
     elements of one compact (ALTREP) sequence expanded in memory (default
-    2^25, 256 MiB of doubles). ``max_items``: strings, list elements and
-    attributes in the whole file (default 2^22). ``max_depth``: nesting of
-    lists and attributes (default 100).
+    2^25, 256 MiB of doubles). ``max_items``: strings in the whole file
+    (default 2^22). ``max_nodes``: list elements and attributes in the whole
+    file (default 2^17). ``max_depth``: nesting of lists and attributes
+    (default 100).
     """
 
     max_bytes: int = 2**28
     max_elements: int = 2**25
     max_items: int = 2**22
+    max_nodes: int = 2**17
     max_depth: int = 100
 
 
@@ -86,6 +89,9 @@ _MAX_LONG_LENGTH = 2**52  # R's R_XLEN_T_MAX
 _UTF8, _LATIN1, _BYTES = 1 << 3, 1 << 2, 1 << 1
 _ATOMIC = {_LGL: (RType.LOGICAL, ">i4", 4), _INT: (RType.INTEGER, ">i4", 4),
            _REAL: (RType.DOUBLE, ">f8", 8), _CPLX: (RType.COMPLEX, ">f8", 16)}
+
+
+_NULL = RNode(RType.NULL)  # shared: a list of a million NULLs holds one object
 
 
 def _decompressor(head: bytes):
@@ -160,6 +166,7 @@ class _Reader:
         self.data, self.path, self.limits, self.pos = data, path, limits, offset
         self.refs: list[object] = []
         self.items = 0
+        self.nodes = 0
         self.depth = 0
 
     # -- primitives
@@ -192,12 +199,20 @@ class _Reader:
             raise self.error(f"{what} declares the negative length {n}", at)
         return n
 
+    def count_nodes(self, n: int) -> None:
+        self.nodes += n
+        if self.nodes > self.limits.max_nodes:
+            raise InputLimitError(
+                f"{self.path!r} holds more than {self.limits.max_nodes} list elements and attributes "
+                f"(ReadLimits.max_nodes) by byte offset {self.pos}; {_RAISE.format(field='max_nodes')}."
+            )
+
     def count_items(self, n: int) -> None:
         self.items += n
         if self.items > self.limits.max_items:
             raise InputLimitError(
-                f"{self.path!r} holds more than {self.limits.max_items} strings, list elements and attributes "
-                f"(ReadLimits.max_items); {_RAISE.format(field='max_items')}."
+                f"{self.path!r} holds more than {self.limits.max_items} strings (ReadLimits.max_items) by byte "
+                f"offset {self.pos}; {_RAISE.format(field='max_items')}."
             )
 
     # -- items
@@ -219,7 +234,7 @@ class _Reader:
         flags = self.int()
         kind, levels, has_attr = flags & 0xFF, flags >> 12, bool(flags & (1 << 9))
         if kind in (_NILVALUE, _NIL):
-            return RNode(RType.NULL)
+            return _NULL
         if kind == _REF:
             index = flags >> 8 or self.int()
             if not 1 <= index <= len(self.refs):
@@ -242,8 +257,8 @@ class _Reader:
             node = self.strings()
         elif kind in (_VEC, _EXPR):
             n = self.length("a list")
-            self.count_items(n)
             self.need(4 * n, f"a list of {n} elements")
+            self.count_nodes(n)
             node = RNode(RType.LIST, tuple(self.node() for _ in range(n)), None, {})
         elif kind == _ALTREP:
             return self.altrep(at)
@@ -319,7 +334,7 @@ class _Reader:
                 self.pos -= 4
                 entries.append((None, self.item()))
                 break
-            self.count_items(1)
+            self.count_nodes(1)
             if has_attr:
                 attributes.update(self.attributes())
             tag = None
