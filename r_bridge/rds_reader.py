@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -110,8 +111,9 @@ def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
     with open(path, "rb") as stream:
         head = stream.read(6)
         kind, make = _decompressor(head)
-        if kind is None:
-            data = head + stream.read(cap + 1 - len(head))
+        if kind is None:  # read(n) allocates n bytes at once: ask for no more than the file has
+            size = os.fstat(stream.fileno()).st_size
+            data = head + stream.read(max(0, min(cap + 1, size) - len(head)))
             if len(data) > cap:
                 raise InputLimitError(
                     f"{str(path)!r} is larger than {cap} bytes (ReadLimits.max_bytes); {_RAISE.format(field='max_bytes')}."

@@ -465,6 +465,50 @@ for _saved in (False, True):
     ]
 
 
+# ---------------------------------------------------------------------- the scikit-learn estimator
+def _xy(n: int = N) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2))
+    return X, np.where(X[:, 0] > 0, 1, 0)
+
+
+def estimator_fit(X_change: Callable[[np.ndarray], Any] = lambda X: X, y_change: Callable[[np.ndarray], Any] = lambda y: y) -> Callable[[Ctx], Any]:
+    def run(ctx: Ctx) -> Any:
+        from csvm_stats.interfaces.sklearn import CSVMClassifier
+
+        X, y = _xy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return CSVMClassifier(tpr_min=0.7).fit(X_change(X), y_change(y))
+
+    return run
+
+
+def estimator_predict(X_new: Callable[[], Any]) -> Callable[[Ctx], Any]:
+    def run(ctx: Ctx) -> Any:
+        return estimator_fit()(ctx).predict(X_new())
+
+    return run
+
+
+ESTIMATOR_CASES = [
+    Case("estimator: inf in X", "estimator", estimator_fit(lambda X: np.where(X > 1, np.inf, X)), ValueError, r"X contains infinity"),
+    Case("estimator: NaN in X", "estimator", estimator_fit(lambda X: np.where(X > 1, np.nan, X)), ValueError, r"X contains NaN"),
+    Case("estimator: X at 1e200", "estimator", estimator_fit(lambda X: X * 1e200), DataError, r"position 0 has values as large as"),
+    Case("estimator: complex X", "estimator", estimator_fit(lambda X: X + 1j), DataError, r"X holds complex numbers"),
+    Case("estimator: complex DataFrame", "estimator", estimator_fit(lambda X: pd.DataFrame({"a": X[:, 0] + 1j, "b": X[:, 1]})), DataError, r"X holds complex numbers"),
+    Case("estimator: datetime column", "estimator", estimator_fit(lambda X: pd.DataFrame({"a": X[:, 0], "d": pd.date_range("2020", periods=N)})), DataError, r"non-numeric column\(s\) \['d'\]"),
+    Case("estimator: text in an object array", "estimator", estimator_fit(lambda X: np.array([[1, "a"]] * N, dtype=object)), DataError, r"non-numeric values in column\(s\) \[1\]"),
+    Case("estimator: y with pd.NA", "estimator", estimator_fit(y_change=lambda y: pd.array([None, *y[1:]], dtype="Int64")), DataError, r"1 missing label"),
+    Case("estimator: y of one class", "estimator", estimator_fit(y_change=lambda y: np.ones_like(y)), ValueError, r"class"),
+    Case("estimator: predict inf", "estimator", estimator_predict(lambda: np.full((3, 2), np.inf)), ValueError, r"X contains infinity"),
+    Case("estimator: predict 1e300", "estimator", estimator_predict(lambda: np.full((3, 2), 1e300)), DataError, r"beyond 1e\+150"),
+    Case("estimator: predict 3 columns", "estimator", estimator_predict(lambda: np.zeros((3, 3))), ValueError, r"3 features"),
+    Case("estimator: valid Int64 labels", "estimator", lambda c: estimator_fit(y_change=lambda y: pd.array(y, dtype="Int64"))(c).predict(np.zeros((2, 2))).size == 2 or 1 / 0, None),
+    Case("estimator: valid string[pyarrow] labels", "estimator", lambda c: estimator_fit(y_change=lambda y: pd.array(np.where(y == 1, "p", "n"), dtype="string[pyarrow]"))(c).predict(np.zeros((2, 2)))[0] in ("p", "n") or 1 / 0, None),
+]
+
+
 # ---------------------------------------------------------------------- model files
 def load(name: str, **changes: Any) -> Callable[[Ctx], Any]:
     return lambda ctx: load_model(ctx.rewritten(name, **changes))
@@ -603,7 +647,7 @@ def _csv(ctx: Ctx, name: str, frame: pd.DataFrame) -> Path:
     return path
 
 
-CASES: list[Case] = R_CASES + FORMULA_CASES + API_CASES + PREDICT_CASES + MODEL_CASES + CLI_CASES
+CASES: list[Case] = R_CASES + FORMULA_CASES + API_CASES + PREDICT_CASES + ESTIMATOR_CASES + MODEL_CASES + CLI_CASES
 
 
 def run_case(case: Case, ctx: Ctx) -> tuple[str, str]:

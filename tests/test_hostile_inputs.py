@@ -32,7 +32,7 @@ def ctx(tmp_path_factory) -> Ctx:
 def test_the_matrix_has_at_least_100_rows_with_distinct_names():
     names = [case.name for case in CASES]
     assert len(names) >= 100 and len(set(names)) == len(names)
-    assert {case.area for case in CASES} == {"R", "formula", "api", "predict", "model", "cli"}
+    assert {case.area for case in CASES} == {"R", "formula", "api", "predict", "estimator", "model", "cli"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
