@@ -55,7 +55,7 @@ class RFormatError(DataError):
 class ReadLimits:
     """Caps on what one R file may make this reader do (raise them for a file you trust).
 
-    ``max_bytes``: decompressed bytes (default 256 MiB). ``max_elements``:
+    ``max_bytes``: decompressed bytes (default 128 MiB). ``max_elements``:
     elements of one compact (ALTREP) sequence expanded in memory (default
     2^25, 256 MiB of doubles). ``max_items``: strings in the whole file
     (default 2^22). ``max_nodes``: list elements and attributes in the whole
@@ -63,7 +63,7 @@ class ReadLimits:
     (default 100).
     """
 
-    max_bytes: int = 2**28
+    max_bytes: int = 2**27
     max_elements: int = 2**25
     max_items: int = 2**22
     max_nodes: int = 2**17
@@ -105,7 +105,7 @@ def _decompressor(head: bytes):
     return None, None
 
 
-def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
+def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes | bytearray:
     """The file's serialised bytes, decompressed in a stream of at most ``limits.max_bytes`` bytes."""
     cap = limits.max_bytes
     with open(path, "rb") as stream:
@@ -119,52 +119,53 @@ def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
                     f"{str(path)!r} is larger than {cap} bytes (ReadLimits.max_bytes); {_RAISE.format(field='max_bytes')}."
                 )
             return data
-        out = bytearray()
-        decompressor = make()
-        pending = head
-        while True:
-            chunk = pending or stream.read(1 << 16)
-            pending = b""
-            if not chunk:
+        return _inflate(stream, head, kind, make, cap, str(path))
+
+
+_PIECE = 1 << 22  # decompress at most 4 MiB per call, so a bomb never allocates past the cap
+
+
+def _inflate(stream, head: bytes, kind: str, make, cap: int, path: str) -> bytearray:
+    """Decompress ``stream`` (``head`` already read) into at most ``cap`` bytes, piece by piece."""
+    out = bytearray()  # grows in place (realloc), and is returned without a copy
+    decompressor = make()
+    pending = head
+    while True:
+        if pending:
+            data, pending = pending, b""
+        elif kind == "gzip" and decompressor.unconsumed_tail:
+            data = decompressor.unconsumed_tail
+        elif kind != "gzip" and not decompressor.eof and not decompressor.needs_input:
+            data = b""
+        else:
+            data = stream.read(1 << 16)
+            if not data:
                 break
-            while chunk:
-                try:
-                    if kind == "gzip":
-                        piece = decompressor.decompress(chunk, cap + 1 - len(out))
-                        rest = decompressor.unconsumed_tail
-                    else:
-                        piece = decompressor.decompress(chunk, max_length=cap + 1 - len(out))
-                        rest = b""
-                except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as error:
-                    raise RFormatError(
-                        f"{str(path)!r} is not a readable R data file: its {kind} data are damaged "
-                        f"after {len(out)} decompressed bytes ({error})"
-                    ) from None
-                out += piece
-                if len(out) > cap:
-                    raise InputLimitError(
-                        f"{str(path)!r} decompresses to more than {cap} bytes (ReadLimits.max_bytes; a small "
-                        f"compressed file can hold gigabytes); {_RAISE.format(field='max_bytes')}."
-                    )
-                if kind != "gzip" and not decompressor.eof and decompressor.needs_input is False:
-                    chunk = b""
-                    continue
-                chunk = rest
-                if decompressor.eof:
-                    tail = decompressor.unused_data
-                    if tail.strip(b"\x00"):
-                        decompressor, chunk = make(), tail
-                    else:
-                        chunk = b""
-        if not decompressor.eof:
-            raise RFormatError(f"{str(path)!r} is not a readable R data file: its {kind} data end early (truncated)")
-        return bytes(out)
+        try:
+            piece = decompressor.decompress(data, min(cap + 1 - len(out), _PIECE))
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as error:
+            raise RFormatError(
+                f"{path!r} is not a readable R data file: its {kind} data are damaged "
+                f"after {len(out)} decompressed bytes ({error})"
+            ) from None
+        out += piece
+        if len(out) > cap:
+            raise InputLimitError(
+                f"{path!r} decompresses to more than {cap} bytes (ReadLimits.max_bytes; a small "
+                f"compressed file can hold gigabytes); {_RAISE.format(field='max_bytes')}."
+            )
+        if decompressor.eof:
+            tail = decompressor.unused_data or stream.read(1 << 16)
+            if not tail.strip(b"\x00"):
+                return out
+            decompressor, pending = make(), tail  # another stream follows (concatenated files)
+    raise RFormatError(f"{path!r} is not a readable R data file: its {kind} data end early (truncated)")
 
 
 class _Reader:
     """R's ``ReadItem`` over a byte buffer, every length checked against the bytes left."""
 
-    def __init__(self, data: bytes, path: str, limits: ReadLimits, offset: int) -> None:
+    def __init__(self, data: bytes | bytearray, path: str, limits: ReadLimits, offset: int) -> None:
         self.data, self.path, self.limits, self.pos = data, path, limits, offset
         self.refs: list[object] = []
         self.items = 0
