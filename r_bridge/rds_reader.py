@@ -16,9 +16,10 @@ runs anything and never trusts a number in the file:
 * **Compact sequences** (R's ALTREP ``compact_intseq``/``compact_realseq``,
   e.g. ``saveRDS(1:2000000000)`` in 103 bytes) are expanded only up to
   :attr:`ReadLimits.max_elements` elements.
-* **Nesting** deeper than :attr:`ReadLimits.max_depth` and more than
-  :attr:`ReadLimits.max_items` strings, list elements and attributes in all
-  are refused (each becomes a Python object, ~100 bytes apiece).
+* **Nesting** deeper than :attr:`ReadLimits.max_depth`, more than
+  :attr:`ReadLimits.max_items` strings in all (each a Python object of ~60
+  bytes) and more than :attr:`ReadLimits.max_nodes` list elements and
+  attributes in all (each becomes a pandas object when converted) are refused.
 * Only data types are read: NULL, logical, integer, double, complex,
   character, lists, pairlists (attributes, the objects of an ``.rda``)
   and the ALTREP wrappers R writes for them. Functions, environments,
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -53,16 +55,18 @@ class RFormatError(DataError):
 class ReadLimits:
     """Caps on what one R file may make this reader do (raise them for a file you trust).
 
-    ``max_bytes``: decompressed bytes (default 256 MiB). ``max_elements``:
+    ``max_bytes``: decompressed bytes (default 128 MiB). ``max_elements``:
     elements of one compact (ALTREP) sequence expanded in memory (default
-    2^25, 256 MiB of doubles). ``max_items``: strings, list elements and
-    attributes in the whole file (default 2^22). ``max_depth``: nesting of
-    lists and attributes (default 100).
+    2^25, 256 MiB of doubles). ``max_items``: strings in the whole file
+    (default 2^22). ``max_nodes``: list elements and attributes in the whole
+    file (default 2^17). ``max_depth``: nesting of lists and attributes
+    (default 100).
     """
 
-    max_bytes: int = 2**28
+    max_bytes: int = 2**27
     max_elements: int = 2**25
     max_items: int = 2**22
+    max_nodes: int = 2**17
     max_depth: int = 100
 
 
@@ -88,6 +92,9 @@ _ATOMIC = {_LGL: (RType.LOGICAL, ">i4", 4), _INT: (RType.INTEGER, ">i4", 4),
            _REAL: (RType.DOUBLE, ">f8", 8), _CPLX: (RType.COMPLEX, ">f8", 16)}
 
 
+_NULL = RNode(RType.NULL)  # shared: a list of a million NULLs holds one object
+
+
 def _decompressor(head: bytes):
     if head[:2] == b"\x1f\x8b":
         return "gzip", lambda: zlib.decompressobj(wbits=31)
@@ -98,68 +105,71 @@ def _decompressor(head: bytes):
     return None, None
 
 
-def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes:
+def read_bytes(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> bytes | bytearray:
     """The file's serialised bytes, decompressed in a stream of at most ``limits.max_bytes`` bytes."""
     cap = limits.max_bytes
     with open(path, "rb") as stream:
         head = stream.read(6)
         kind, make = _decompressor(head)
-        if kind is None:
-            data = head + stream.read(cap + 1 - len(head))
+        if kind is None:  # read(n) allocates n bytes at once: ask for no more than the file has
+            size = os.fstat(stream.fileno()).st_size
+            data = head + stream.read(max(0, min(cap + 1, size) - len(head)))
             if len(data) > cap:
                 raise InputLimitError(
                     f"{str(path)!r} is larger than {cap} bytes (ReadLimits.max_bytes); {_RAISE.format(field='max_bytes')}."
                 )
             return data
-        out = bytearray()
-        decompressor = make()
-        pending = head
-        while True:
-            chunk = pending or stream.read(1 << 16)
-            pending = b""
-            if not chunk:
+        return _inflate(stream, head, kind, make, cap, str(path))
+
+
+_PIECE = 1 << 22  # decompress at most 4 MiB per call, so a bomb never allocates past the cap
+
+
+def _inflate(stream, head: bytes, kind: str, make, cap: int, path: str) -> bytearray:
+    """Decompress ``stream`` (``head`` already read) into at most ``cap`` bytes, piece by piece."""
+    out = bytearray()  # grows in place (realloc), and is returned without a copy
+    decompressor = make()
+    pending = head
+    while True:
+        if pending:
+            data, pending = pending, b""
+        elif kind == "gzip" and decompressor.unconsumed_tail:
+            data = decompressor.unconsumed_tail
+        elif kind != "gzip" and not decompressor.eof and not decompressor.needs_input:
+            data = b""
+        else:
+            data = stream.read(1 << 16)
+            if not data:
                 break
-            while chunk:
-                try:
-                    if kind == "gzip":
-                        piece = decompressor.decompress(chunk, cap + 1 - len(out))
-                        rest = decompressor.unconsumed_tail
-                    else:
-                        piece = decompressor.decompress(chunk, max_length=cap + 1 - len(out))
-                        rest = b""
-                except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as error:
-                    raise RFormatError(
-                        f"{str(path)!r} is not a readable R data file: its {kind} data are damaged "
-                        f"after {len(out)} decompressed bytes ({error})"
-                    ) from None
-                out += piece
-                if len(out) > cap:
-                    raise InputLimitError(
-                        f"{str(path)!r} decompresses to more than {cap} bytes (ReadLimits.max_bytes; a small "
-                        f"compressed file can hold gigabytes); {_RAISE.format(field='max_bytes')}."
-                    )
-                if kind != "gzip" and not decompressor.eof and decompressor.needs_input is False:
-                    chunk = b""
-                    continue
-                chunk = rest
-                if decompressor.eof:
-                    tail = decompressor.unused_data
-                    if tail.strip(b"\x00"):
-                        decompressor, chunk = make(), tail
-                    else:
-                        chunk = b""
-        if not decompressor.eof:
-            raise RFormatError(f"{str(path)!r} is not a readable R data file: its {kind} data end early (truncated)")
-        return bytes(out)
+        try:
+            piece = decompressor.decompress(data, min(cap + 1 - len(out), _PIECE))
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as error:
+            raise RFormatError(
+                f"{path!r} is not a readable R data file: its {kind} data are damaged "
+                f"after {len(out)} decompressed bytes ({error})"
+            ) from None
+        out += piece
+        if len(out) > cap:
+            raise InputLimitError(
+                f"{path!r} decompresses to more than {cap} bytes (ReadLimits.max_bytes; a small "
+                f"compressed file can hold gigabytes); {_RAISE.format(field='max_bytes')}."
+            )
+        if decompressor.eof:
+            tail = decompressor.unused_data or stream.read(1 << 16)
+            if not tail.strip(b"\x00"):
+                return out
+            decompressor, pending = make(), tail  # another stream follows (concatenated files)
+    raise RFormatError(f"{path!r} is not a readable R data file: its {kind} data end early (truncated)")
 
 
 class _Reader:
     """R's ``ReadItem`` over a byte buffer, every length checked against the bytes left."""
 
-    def __init__(self, data: bytes, path: str, limits: ReadLimits, offset: int) -> None:
+    def __init__(self, data: bytes | bytearray, path: str, limits: ReadLimits, offset: int) -> None:
         self.data, self.path, self.limits, self.pos = data, path, limits, offset
         self.refs: list[object] = []
         self.items = 0
+        self.nodes = 0
         self.depth = 0
 
     # -- primitives
@@ -192,12 +202,20 @@ class _Reader:
             raise self.error(f"{what} declares the negative length {n}", at)
         return n
 
+    def count_nodes(self, n: int) -> None:
+        self.nodes += n
+        if self.nodes > self.limits.max_nodes:
+            raise InputLimitError(
+                f"{self.path!r} holds more than {self.limits.max_nodes} list elements and attributes "
+                f"(ReadLimits.max_nodes) by byte offset {self.pos}; {_RAISE.format(field='max_nodes')}."
+            )
+
     def count_items(self, n: int) -> None:
         self.items += n
         if self.items > self.limits.max_items:
             raise InputLimitError(
-                f"{self.path!r} holds more than {self.limits.max_items} strings, list elements and attributes "
-                f"(ReadLimits.max_items); {_RAISE.format(field='max_items')}."
+                f"{self.path!r} holds more than {self.limits.max_items} strings (ReadLimits.max_items) by byte "
+                f"offset {self.pos}; {_RAISE.format(field='max_items')}."
             )
 
     # -- items
@@ -219,7 +237,7 @@ class _Reader:
         flags = self.int()
         kind, levels, has_attr = flags & 0xFF, flags >> 12, bool(flags & (1 << 9))
         if kind in (_NILVALUE, _NIL):
-            return RNode(RType.NULL)
+            return _NULL
         if kind == _REF:
             index = flags >> 8 or self.int()
             if not 1 <= index <= len(self.refs):
@@ -242,8 +260,8 @@ class _Reader:
             node = self.strings()
         elif kind in (_VEC, _EXPR):
             n = self.length("a list")
-            self.count_items(n)
             self.need(4 * n, f"a list of {n} elements")
+            self.count_nodes(n)
             node = RNode(RType.LIST, tuple(self.node() for _ in range(n)), None, {})
         elif kind == _ALTREP:
             return self.altrep(at)
@@ -319,7 +337,7 @@ class _Reader:
                 self.pos -= 4
                 entries.append((None, self.item()))
                 break
-            self.count_items(1)
+            self.count_nodes(1)
             if has_attr:
                 attributes.update(self.attributes())
             tag = None

@@ -135,6 +135,8 @@ def _bounded_lines(stream: Any, path: Path, max_line: int) -> Any:
                 f"{str(path)!r}: line {number} is longer than {max_line} characters (CSVM_STATS_CSV_MAX_LINE); "
                 "is it really a CSV file? For a file you trust, raise the cap with that environment variable."
             )
+        if "\x00" in line:
+            raise FileProblem(f"{str(path)!r}: line {number} contains a NUL byte; is it a binary file rather than CSV text?")
         yield line
 
 

@@ -450,10 +450,10 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
-def _json_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
+def _json_depth(structure: str) -> int:
+    """The deepest nesting of arrays and objects in JSON text whose strings were removed."""
     depth = deepest = 0
-    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+    for match in _JSON_BRACKET.finditer(structure):
         depth += 1 if match.group() in "[{" else -1
         deepest = max(deepest, depth)
     return deepest
@@ -461,8 +461,15 @@ def _json_depth(text: str) -> int:
 
 def _parse_metadata(raw: bytes) -> dict[str, Any]:
     text = raw.decode("utf-8")
-    depth = _json_depth(text)
+    structure = _JSON_STRING.sub("", text)  # every key is followed by a ':' outside strings
+    depth = _json_depth(structure)
     _require(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})")
+    keys = structure.count(":")
+    _require(
+        keys <= MAX_JSON_KEYS,
+        f"{METADATA_MEMBER} has {keys} object keys, more than {MAX_JSON_KEYS} (MAX_JSON_KEYS; a model file needs a few "
+        "hundred plus one per feature); for a file you trust, raise csvm_stats.interfaces.persistence.MAX_JSON_KEYS",
+    )
     metadata = json.loads(
         text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
         object_pairs_hook=_KeyCounter(),

@@ -330,7 +330,15 @@ class Standardizer:
         return cls(np.zeros(p), np.ones(p))
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Apply ``(X - mean) / scale``; a value that overflows (new data far outside the fit's range) is an error."""
+        """Apply ``(X - mean) / scale``; values beyond :data:`MAX_MAGNITUDE` or that overflow are an error."""
+        large = np.abs(X) > MAX_MAGNITUDE
+        if np.any(large):
+            bad = np.flatnonzero(large.any(axis=0) if large.ndim == 2 else large)
+            raise DataError(
+                f"the data in design column position(s) {bad[:10].tolist()} have values beyond {MAX_MAGNITUDE:g} "
+                "in magnitude, where the decision value overflows (standardising and the kernel or linear product); "
+                "rescale the column (other units, or a log) first."
+            )
         with np.errstate(over="ignore", invalid="ignore"):
             Z = (X - self.mean) / self.scale
         if not np.all(np.isfinite(Z)):

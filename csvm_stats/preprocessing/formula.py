@@ -41,7 +41,7 @@ from formulaic.model_spec import ModelSpec
 from formulaic.parser.types import Factor
 
 from csvm_stats.exceptions import DataError, FormulaError
-from csvm_stats.preprocessing.design import check_magnitudes
+from csvm_stats.preprocessing.design import MAX_MAGNITUDE, check_magnitudes
 from csvm_stats.preprocessing.dtypes import usable_frame
 from csvm_stats.preprocessing.formula_grammar import CONTRASTS, ParsedFormula, parse_formula, response_of
 from csvm_stats.preprocessing.validation import check_unique_columns
@@ -86,6 +86,13 @@ class FormulaDesign:
         self._check_numeric(data)
         design = _materialise(self.spec, data, self.parsed)
         check_finite_design(design, "newdata")
+        large = (design.abs() > MAX_MAGNITUDE).any(axis=0)
+        if large.any():
+            raise DataError(
+                f"newdata have values beyond {MAX_MAGNITUDE:g} in magnitude in the design column(s) "
+                f"{[str(c) for c in design.columns[large.to_numpy()]][:10]}, where the decision value overflows; "
+                "rescale them as the data the model was fitted on."
+            )
         return design
 
     def _check_numeric(self, data: pd.DataFrame) -> None:

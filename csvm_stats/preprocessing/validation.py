@@ -157,6 +157,11 @@ def check_feature_table(X: Any, name: str = "X") -> None:
     A DataFrame names its non-numeric columns; an array of objects names the
     column positions holding values that are not numbers. Booleans count as numeric.
     """
+    if np.iscomplexobj(X) if not isinstance(X, pd.DataFrame) else any(pd.api.types.is_complex_dtype(t) for t in X.dtypes):
+        raise DataError(
+            f"{name} holds complex numbers, whose imaginary part would be dropped; give the real and imaginary "
+            "parts (or the modulus) as separate real columns."
+        )
     if isinstance(X, pd.DataFrame):
         check_unique_columns(X, name)
         bad = [str(c) for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
