@@ -1,4 +1,5 @@
-"""Ctrl-C during a solve stops the fit with KeyboardInterrupt (issue 10, item 6)."""
+"""Ctrl-C stops the fit with KeyboardInterrupt in every phase: the solve (issue 10, item 6) and the set-up
+(issue 27: the kernel factorisation and the warm start, which once ran on for minutes after a Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -73,15 +74,65 @@ CHILD = textwrap.dedent(
 )
 
 
-def run_and_interrupt(solver: str) -> subprocess.CompletedProcess:
+# The set-up phases on problems where each phase alone takes many seconds and the whole fit, with its
+# 1000 s limit, far longer: the child prints a line when the phase starts and the parent then sends SIGINT.
+# "factorisation": RBF at exact rank on 5000 stacked rows (LAPACK's eigendecomposition of the 5000 x 5000 kernel
+# matrix, one uninterruptible call of about 20 CPU-s, which the fit waits for in a worker thread);
+# "warm start": linear, 100,000 stacked rows (the warm start's SVM, compiled SMO run in chunks; before the chunks
+# one compiled call of up to 2,000,000 steps, minutes here). The child must stop within SETUP_STOP seconds of
+# the signal, far less than either phase alone.
+SETUP_STOP = 30.0
+SETUP_CHILD = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import csvm_stats.optimization.engine as engine
+    import csvm_stats.optimization.warmstart as warmstart
+    from csvm_stats.optimization.solvers import SolverOptions
+
+    phase = sys.argv[1]
+    if phase == "factorisation":
+        factorise = engine.factorise
+
+        def announced_factorise(*args):
+            print("in phase", flush=True)
+            return factorise(*args)
+
+        engine.factorise = announced_factorise
+        n, p, kernel = 5000, 10, "rbf"
+    else:
+        start = warmstart.shifted_intercept_start
+
+        def announced_start(*args, **kwargs):
+            print("in phase", flush=True)
+            return start(*args, **kwargs)
+
+        engine.shifted_intercept_start = announced_start
+        n, p, kernel = 100000, 10, "linear"
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, p))
+    X[:, 0] += y
+    X[:, 1] += 0.5 * y
+    half = n // 2
+    k = int(0.9 * (y[half:] > 0).sum())
+    engine.fit_csvm(X[:half], y[:half], X[half:], y[half:], min_counts={"tpr": k}, kernel=kernel,
+                    options=SolverOptions(time_limit=1000.0))
+    print("finished", flush=True)
+    """
+)
+
+
+def run_and_interrupt(solver: str, child_code: str = CHILD, ready: str = "solving",
+                      stop: float = 120.0) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, solver], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env, cwd=REPO)
+    child = subprocess.Popen([sys.executable, "-c", child_code, solver], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
-        assert child.stdout.readline().strip() == "solving"
+        assert child.stdout.readline().strip() == ready
         child.send_signal(signal.SIGINT)
         # "promptly": far inside the 1000 s limit the child would otherwise run to
-        out, err = child.communicate(timeout=120)
+        out, err = child.communicate(timeout=stop)
     finally:
         if child.poll() is None:
             child.kill()
@@ -94,4 +145,14 @@ def test_sigint_during_a_solve_raises_keyboard_interrupt(solver):
     done = run_and_interrupt(solver)
     assert done.returncode != 0
     assert "finished" not in done.stdout
-    assert f"KeyboardInterrupt: the {solver} solve was interrupted by the user" in done.stderr, done.stderr[-2000:]
+    assert "KeyboardInterrupt: the fit was interrupted by the user during the search" in done.stderr, done.stderr[-2000:]
+    assert f"the {solver} solve was interrupted by the user" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("phase", "named"), [("factorisation", "kernel factorisation"), ("warm start", "warm start")])
+def test_sigint_during_the_set_up_raises_keyboard_interrupt(phase, named):
+    done = run_and_interrupt(phase, SETUP_CHILD, "in phase", SETUP_STOP)
+    assert done.returncode != 0
+    assert "finished" not in done.stdout
+    assert f"KeyboardInterrupt: the fit was interrupted by the user during the {named}" in done.stderr, \
+        done.stderr[-2000:]

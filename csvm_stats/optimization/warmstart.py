@@ -53,11 +53,12 @@ POLISH_ROUNDS = 3
 MAX_SVM_STEPS = 2_000_000  # SMO pair steps of one warm-start SVM fit
 ANCHOR_WEIGHT = 100.0  # weight of a kept anchor point relative to C in the polishing SVM
 GRAM_COLUMNS_RATIO = 0.25  # feature columns per row above which SVM fits (and bnb) use an n x n Gram matrix
-# Work (kernel-row entries read, about one multiply-add each) of one compiled SMO call: a step reads every working
-# row once (Gram mode) or every row's d features (feature mode) twice. 4e8 is at most about 0.4 CPU-s (less once
-# SMO shrinks its working set), so a deadline or a Ctrl-C is seen within that; it keeps the full CHUNK of steps up
-# to 20,000 feature entries per step (2000 stacked rows at d = 10: bnb's benchmark sizes up to n = 2000), fewer beyond.
-CHUNK_WORK = 4e8
+# Work (kernel-row entries read) of one compiled SMO call beyond SMALL_STEP: a step reads every working row once
+# (Gram mode) or every row's d features (feature mode) twice, about 1.5 ns per entry here, so 1e8 is at most about
+# 0.15-0.3 CPU-s (less once SMO shrinks its working set): a deadline or a Ctrl-C is seen within that. Steps of at
+# most SMALL_STEP entries (2000 stacked rows at d = 10: bnb's benchmark sizes up to n = 2000) keep the full CHUNK.
+CHUNK_WORK = 1e8
+SMALL_STEP = 20_000
 MIN_CHUNK = 64
 FAST_SCAN_WORK = 1_000_000  # candidates x rows beyond which the accuracy scan sorts instead of comparing all pairs
 
@@ -74,13 +75,14 @@ class WarmStart:
 
 
 def smo_chunk(dual: SVMDual) -> int:
-    """SMO steps of one compiled call on ``dual``: about CHUNK_WORK work, between MIN_CHUNK and CHUNK steps.
-
-    A step costs about the number of rows (Gram mode) or rows times features (feature mode).
+    """SMO steps of one compiled call on ``dual``: CHUNK for small steps, else about CHUNK_WORK work (at least
+    MIN_CHUNK steps). A step costs about the number of rows (Gram mode) or rows times features (feature mode).
     """
     rows = dual.y.shape[0]
     per_step = rows if dual.gram is not None else rows * max(1, dual.phi.shape[1])
-    return int(min(CHUNK, max(MIN_CHUNK, CHUNK_WORK // max(per_step, 1))))
+    if per_step <= SMALL_STEP:
+        return CHUNK
+    return int(min(CHUNK, max(MIN_CHUNK, CHUNK_WORK // per_step)))
 
 
 def fit_svm(

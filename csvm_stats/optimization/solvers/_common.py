@@ -65,6 +65,15 @@ class Stopwatch:
         return time.perf_counter() - self.wall0, time.process_time() - self.cpu0
 
 
+def time_left(watch: Stopwatch, options: SolverOptions) -> float:
+    """Seconds of ``options.time_limit`` left since ``watch`` started, on ``options.clock`` (0 once spent).
+
+    Backends build their model first and hand the solver only this, so that the
+    build counts against the limit.
+    """
+    return max(0.0, options.time_limit - watch.elapsed()[1 if options.clock == "cpu" else 0])
+
+
 class CpuLimit:
     """Whether this process has used ``limit`` CPU seconds since ``watch`` started (``SolverOptions.clock="cpu"``
     for solvers whose own limit counts wall time: checked from their callbacks, which then stop the solve)."""

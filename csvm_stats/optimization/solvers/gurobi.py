@@ -35,6 +35,7 @@ from csvm_stats.exceptions import LicenseLimitError, SolverError, SolverUnavaila
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers._common import (
     CpuLimit, Stopwatch, epigraph_scaled, epigraph_unscaled, perspective_partners, solve_record, sparse_rows,
+    time_left,
 )
 from csvm_stats.optimization.solvers.base import CLOCKS, Solution, SolverOptions, Status
 
@@ -140,6 +141,8 @@ class GurobiBackend:
                     if cuts is not None and problem.binary.size == 0:
                         converged = cuts.kelley(watch, options.time_limit, CLOCKS.index(options.clock))  # an LP: no MIP callback
                     else:
+                        if options.clock == "wall":  # Gurobi counts from optimize(): what the build left
+                            model.Params.TimeLimit = time_left(watch, options)
                         model.optimize(_callback(cuts, stopper))
                 except gp.GurobiError as err:
                     if err.errno == LICENSE_ERRNO:

@@ -25,7 +25,7 @@ import numpy as np
 
 from csvm_stats.exceptions import SolverError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers._common import INF, CpuLimit, Stopwatch, solve_record
+from csvm_stats.optimization.solvers._common import INF, CpuLimit, Stopwatch, solve_record, time_left
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 
 
@@ -104,9 +104,7 @@ class HighsBackend:
         model = highs.Highs()
         model.setOptionValue("output_flag", bool(options.verbose))
         cpu_limit = CpuLimit(watch, options.time_limit) if options.clock == "cpu" else None
-        if cpu_limit is None:
-            model.setOptionValue("time_limit", float(options.time_limit))
-        else:
+        if cpu_limit is not None:
             def stop(event) -> None:
                 if cpu_limit.spent():
                     event.interrupt()
@@ -143,6 +141,8 @@ class HighsBackend:
             start.value_valid = True
             model.setSolution(start)
 
+        if cpu_limit is None:  # HiGHS counts wall seconds from run(): what the build above left
+            model.setOptionValue("time_limit", time_left(watch, options))
         model.run()
         wall, cpu = watch.elapsed()
         info = model.getInfo()

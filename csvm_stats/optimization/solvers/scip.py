@@ -24,6 +24,7 @@ from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.scip_tangents import make_tangent_handler
 from csvm_stats.optimization.solvers._common import (
     Stopwatch, epigraph_scaled, epigraph_unscaled, finite_or_none, perspective_partners, solve_record, sparse_rows,
+    time_left,
 )
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 
@@ -45,6 +46,7 @@ _STATUS = {
 
 FORMULATIONS: tuple[str, ...] = ("tangents", "nonlinear")
 NLP_HEURISTICS: tuple[str, ...] = ("subnlp", "nlpdiving", "mpec", "undercover", "multistart")
+BUILD_CHECK = 1000  # rows added between two looks at the clock while the model is built
 
 
 def _import_scip():
@@ -100,7 +102,6 @@ class ScipBackend:
         model = scip.Model()
         if not options.verbose:
             model.hideOutput()
-        model.setParam("limits/time", float(options.time_limit))
         if options.clock == "cpu":
             model.setParam("timing/clocktype", 1)
         model.setParam("limits/gap", float(options.mip_gap))
@@ -137,7 +138,12 @@ class ScipBackend:
             )
             for k in range(problem.n_vars)
         ]
-        self._add_rows(model, problem, x)
+        if not self._add_rows(model, problem, x, watch, options):
+            wall, cpu = watch.elapsed()  # the limit ran out while the model was built: no solve
+            record = solve_record(problem, None, Status.NO_SOLUTION, -math.inf, (wall, cpu), 0, backend=self.name,
+                                  backend_version=self.version(), formulation="(model not built: time limit)",
+                                  message="the time limit ran out while the SCIP model was built")
+            return Solution(record, None)
         epigraph = self._add_epigraph(model, problem, x, options)
 
         if problem.start is not None:
@@ -148,6 +154,7 @@ class ScipBackend:
                 model.setSolVal(sol, t, value)
             model.addSol(sol, free=True)
 
+        model.setParam("limits/time", time_left(watch, options))  # the build above counted against the limit
         model.optimize()
         wall, cpu = watch.elapsed()
         status = _STATUS.get(model.getStatus(), Status.ERROR)
@@ -163,9 +170,13 @@ class ScipBackend:
         return Solution(record, values)
 
     @staticmethod
-    def _add_rows(model, problem: MIQP, x: list) -> None:
+    def _add_rows(model, problem: MIQP, x: list, watch: Stopwatch, options: SolverOptions) -> bool:
+        """Add the rows and indicator constraints; ``False`` when the time limit ran out first (checked every
+        BUILD_CHECK rows: building a model of 10^5 rows in Python takes seconds)."""
         scip = _import_scip()
-        for (cols, vals), lo, hi in zip(sparse_rows(problem.A), problem.row_lo, problem.row_hi):
+        for r, ((cols, vals), lo, hi) in enumerate(zip(sparse_rows(problem.A), problem.row_lo, problem.row_hi)):
+            if r % BUILD_CHECK == 0 and time_left(watch, options) <= 0:
+                return False
             expr = scip.quicksum(float(v) * x[c] for c, v in zip(cols, vals))
             if lo == hi:
                 model.addCons(expr == float(lo))
@@ -179,6 +190,7 @@ class ScipBackend:
             for k, (cols, vals) in enumerate(sparse_rows(ind.A)):
                 expr = scip.quicksum(float(v) * x[c] for c, v in zip(cols, vals))
                 model.addConsIndicator(expr >= float(ind.rhs[k]), binvar=x[int(ind.binary[k])])
+        return True
 
     def _add_epigraph(self, model, problem: MIQP, x: list, options: SolverOptions) -> "_Epigraph":
         scip = _import_scip()

@@ -1,0 +1,169 @@
+"""The time limit of the whole fit (issue 27, item 3): budget, anytime warm start, what the record says.
+
+No test times anything: limits of 0 s stop every phase at its first look at the clock, and generous
+limits are never reached on these small problems, so the outcomes below hold on any machine under any load.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from csvm_stats import CSVM
+from csvm_stats.exceptions import NoSolutionError
+from csvm_stats.optimization.budget import ABANDONED, Deadline, FitBudget
+from csvm_stats.optimization.engine import fit_csvm, keep_start
+from csvm_stats.optimization.problem import build_primal, rate_requirements
+from csvm_stats.optimization.solvers import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.warmstart import (
+    MARGIN_TOL,
+    _objective_for_intercepts,
+    _sorted_counts,
+    _sorted_hinge_sums,
+    shifted_intercept_start,
+    svm_reference,
+)
+
+PASSED = Deadline(time.perf_counter, -math.inf)  # a deadline that has already passed
+
+
+def synthetic(n: int, p: int = 5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, p))
+    X[:, 0] += y
+    return X, y
+
+
+def test_sorted_scans_equal_the_direct_sums_and_counts():
+    rng = np.random.default_rng(3)
+    s, y, cw = rng.normal(size=700), np.where(rng.random(700) < 0.4, 1.0, -1.0), rng.uniform(0.5, 2.0, 700)
+    b = rng.normal(size=300)
+    direct = np.maximum(0.0, 1.0 - y[None, :] * (s[None, :] + b[:, None])) @ cw
+    np.testing.assert_allclose(_sorted_hinge_sums(s, y, cw, b), direct, rtol=1e-10, atol=1e-9)
+    counted = (y[None, :] * (s[None, :] + b[:, None]) >= 1.0 - MARGIN_TOL).sum(axis=1)
+    np.testing.assert_array_equal(_sorted_counts(s, y, b), counted)
+
+
+def test_accuracy_start_with_the_sorted_scan_meets_the_requirement():
+    """Enough rows that best_shift's accuracy scan sorts (FAST_SCAN_WORK): the kept point still meets the count."""
+    X, y = synthetic(3000)
+    I, J = np.arange(1500), np.arange(1500, 3000)
+    requirements = rate_requirements(y[J], {"acc": 1200})
+    start = shifted_intercept_start(X[I], y[I], X[J], y[J], C=1.0, weight=np.ones(1500), requirements=requirements)
+    margins = y[J] * (X[J] @ start.w + start.b)
+    assert int((margins >= 1.0 - MARGIN_TOL).sum()) >= 1200
+    assert start.objective == pytest.approx(start.w @ start.w + np.maximum(0.0, 1 - y[I] * (X[I] @ start.w + start.b)).sum())
+    b = np.array([start.b])
+    assert _objective_for_intercepts(X[I] @ start.w, y[I], 1.0, np.ones(1500), start.w @ start.w, b)[0] == pytest.approx(
+        start.objective)
+
+
+def test_warm_start_past_its_deadline_is_still_a_feasible_point_and_the_reference_a_valid_bound():
+    X, y = synthetic(2000)
+    I, J = np.arange(1000), np.arange(1000, 2000)
+    count = int(0.9 * (y[J] > 0).sum())
+    requirements = rate_requirements(y[J], {"tpr": count})
+    start = shifted_intercept_start(X[I], y[I], X[J], y[J], C=1.0, weight=np.ones(1000), requirements=requirements,
+                                    deadline=PASSED)
+    margins = y[J] * (X[J] @ start.w + start.b)
+    assert int((margins[y[J] > 0] >= 1.0 - MARGIN_TOL).sum()) >= count
+    early = svm_reference(X[I], y[I], 1.0, np.ones(1000), deadline=PASSED)
+    full = svm_reference(X[I], y[I], 1.0, np.ones(1000))
+    assert early.dual <= full.dual + 1e-9 * abs(full.dual)  # weak duality at any stopping point
+    assert full.dual <= start.objective  # every CSVM point is a point of the SVM on I
+
+
+def test_fit_with_a_zero_limit_keeps_the_warm_start_and_says_where_the_limit_ran_out():
+    X, y = synthetic(1000)
+    count = int(0.9 * (y[500:] > 0).sum())
+    fit = fit_csvm(X[:500], y[:500], X[500:], y[500:], min_counts={"tpr": count},
+                   options=SolverOptions(time_limit=0.0, clock="cpu"))
+    rec = fit.record
+    assert rec.status is Status.TIME_LIMIT
+    assert rec.clock == "cpu" and rec.time_limit == 0.0 and rec.limit_phase != ""
+    assert rec.fit_cpu_time >= rec.cpu_time and rec.fit_wall_time >= rec.wall_time
+    assert math.isfinite(rec.gap) and rec.best_bound <= rec.objective  # the plain SVM's dual bounds the optimum
+    assert rec.outcome.startswith("time limit (0 s, cpu clock) reached during the ")
+    margins = y[500:] * fit.decision_function(X[500:])
+    assert int((margins[y[500:] > 0] >= 1 - 1e-6).sum()) >= count
+
+
+def test_fit_within_its_limit_records_both_clocks_and_the_outcome(wisconsin):
+    X, y = wisconsin
+    count = int(0.9 * (y[300:] > 0).sum())
+    fit = fit_csvm(X[:300, :5], y[:300], X[300:, :5], y[300:], min_counts={"tpr": count},
+                   options=SolverOptions(time_limit=600.0))
+    rec = fit.record
+    assert rec.status is Status.OPTIMAL and rec.limit_phase == "" and rec.clock == "wall"
+    assert rec.outcome.startswith("optimal")
+    assert rec.fit_wall_time >= rec.wall_time and rec.fit_cpu_time >= rec.cpu_time
+
+
+def test_model_fit_reports_the_clock_cpu_and_wall_time_in_the_record_and_summary(wisconsin):
+    X, y = wisconsin
+    frame = pd.DataFrame(X[:, :4], columns=["a", "b", "c", "d"]).assign(label=(y > 0).astype(int))
+    res = CSVM.from_formula("label ~ .", frame, tpr_min=0.9, bound="binomial").fit(
+        time_limit=600.0, clock="cpu", random_state=0)
+    rec = res.solver
+    assert rec.clock == "cpu" and rec.time_limit == 600.0
+    assert rec.fit_cpu_time >= rec.cpu_time and rec.fit_wall_time >= rec.wall_time
+    text = res.summary().as_text()
+    for row in ("Wall time (s)", "CPU time (s)", "Solver time (s)", "600 s of CPU time (whole fit)", "Stopped"):
+        assert row in text
+    assert "CPU time (s)" not in res.summary(timing=False).as_text()
+
+
+def test_sparse_fit_shares_the_budget_and_records_it(wisconsin):
+    X, y = wisconsin
+    frame = pd.DataFrame(X[:, :8], columns=[f"x{k}" for k in range(8)]).assign(label=(y > 0).astype(int))
+    res = CSVM.from_formula("label ~ .", frame, tpr_min=0.9, bound="binomial", max_features=3).fit(
+        solver="scip", time_limit=600.0, clock="cpu", random_state=0)
+    assert res.solver.clock == "cpu" and res.solver.fit_cpu_time >= res.solver.cpu_time
+
+
+def test_without_a_start_a_zero_limit_names_the_limit():
+    X, y = synthetic(600)
+    with pytest.raises(NoSolutionError, match="time limit of 0 s \\(cpu clock, whole fit\\) was reached"):
+        fit_csvm(X[:300], y[:300], X[300:], y[300:], min_counts={"tpr": int((y[300:] > 0).sum())},
+                 warm_start=False, solver="scip", options=SolverOptions(time_limit=0.0, clock="cpu"))
+
+
+def test_keep_start_makes_the_start_the_incumbent_with_the_svm_bound():
+    X, y = synthetic(200)
+    I, J = np.arange(100), np.arange(100, 200)
+    req = rate_requirements(y[J], {"tpr": 10})
+    start = shifted_intercept_start(X[I], y[I], X[J], y[J], C=1.0, weight=np.ones(100), requirements=req)
+    x0 = np.r_[start.w, start.b, start.xi, start.z]
+    problem = build_primal(X[I], y[I], X[J], y[J], C=1.0, min_counts={"tpr": 10}, big_m=None,
+                           sample_weight=np.ones(100), start=x0, upper=start.objective).miqp
+    empty = SolveRecord(status=Status.NO_SOLUTION, objective=math.nan, best_bound=-math.inf, gap=math.inf,
+                        wall_time=0.0, cpu_time=0.0, nodes=0, backend="bnb", backend_version="", formulation="")
+    kept = keep_start(Solution(empty, None), problem, lower=0.5 * start.objective)
+    assert kept.record.status is Status.TIME_LIMIT and kept.x is x0
+    assert kept.record.objective == pytest.approx(start.objective)
+    assert kept.record.best_bound == 0.5 * start.objective and kept.record.gap == pytest.approx(0.5)
+
+
+def test_budget_call_is_left_at_its_deadline_and_passes_errors_on():
+    budget = FitBudget(60.0, "wall")
+    release = threading.Event()
+    assert budget.call(release.wait, 30.0, what="a long step", deadline=PASSED) is ABANDONED
+    release.set()
+    with pytest.raises(ZeroDivisionError):
+        budget.call(lambda: 1 / 0, what="a failing step")
+    assert budget.call(lambda: None, what="a step returning None") is None
+    with pytest.raises(NoSolutionError, match="ran out during a long step"):
+        FitBudget(0.0, "cpu").require(time.sleep, 1.0, what="a long step")
+
+
+def test_budget_interrupts_name_the_phase():
+    budget = FitBudget(60.0, "cpu")
+    with pytest.raises(KeyboardInterrupt, match="interrupted by the user during the warm start after"):
+        with budget.interrupts(), budget.running("warm start"):
+            raise KeyboardInterrupt
