@@ -6,8 +6,7 @@ posterior) and each seed, the rows are split 70/30 (stratified) into a
 fitting part and a test part the fit never sees. The multiclass CSVM is fitted
 on the fitting part (its own split into I, J, H); its calibration pairs
 (:func:`csvm_stats.multiclass.probability.calibration_pairs`: the held-out
-scores, or cross-fitted ones when H is small) are calibrated three ways, all
-on the same class margins and normalised to sum to 1:
+scores, or cross-fitted ones when H is small) are calibrated several ways:
 
 * ``default``: the library's ``predict_proba`` (the softmax recalibration
   of the class scores, :mod:`csvm_stats.multiclass.probability`, built from
@@ -52,7 +51,7 @@ from csvm_stats.exceptions import InfeasibleConstraintsError
 from csvm_stats.inference.bounds import CappedTargetWarning
 from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.certification import rival_margins
-from csvm_stats.multiclass.probability import calibration_from_pairs, calibration_pairs, normalised
+from csvm_stats.multiclass.probability import calibration_of, calibration_pairs, normalised
 from csvm_stats.multiclass.simulation import GaussianMulticlass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -114,7 +113,7 @@ def one_run(name: str, frame: pd.DataFrame, formula: str, targets: dict, seed: i
             return []
         started = time.process_time()
         pairs = calibration_pairs(res)  # what res.calibration is built from (refits when cross-fitted)
-        calibration = calibration_from_pairs(*pairs)
+        calibration = calibration_of(res, pairs)  # what res.calibration is
         va_cpu = time.process_time() - started
     method, cal_scores, cal_labels, _ = pairs
     p_va = calibration.predict(res.csvm_scores(test))

@@ -20,8 +20,11 @@ never does (the whole fit uses I and J only).
   class separately; it is a statement about each class, not about the vector.
 * **Point probabilities:** a multinomial logistic recalibration of the K
   scores, :math:`p(x) = \mathrm{softmax}(A f^0(x) + c)` (matrix scaling; a
-  K x K matrix A and K offsets), fitted on the calibration pairs by
-  penalised maximum likelihood, its penalty chosen by
+  K x K matrix A and K offsets), fitted by penalised maximum likelihood on
+  the cross-fitted pairs, or on the held-out route on the scores of
+  :func:`softmax_rows` (every row when the feature map has few columns
+  against I, else J and H: more rows than H alone halve the error to the
+  true posterior on Gaussian classes), its penalty chosen by
   :data:`SOFTMAX_FOLDS`-fold cross-validated log loss
   (scikit-learn's ``LogisticRegressionCV``) on the standardised scores. The
   probabilities sum to 1 by construction and use all K scores at once;
@@ -55,6 +58,7 @@ measured in ``benchmarks/multiclass_probabilities.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -90,6 +94,7 @@ class CalibrationSource(Protocol):
 
     model: Any
     split: SampleSplit
+    engine_fit: Any
 
     @property
     def classes(self) -> list[Any]: ...
@@ -139,7 +144,8 @@ class SoftmaxRecalibration:
             return cls(np.zeros((n_classes, n_classes)), np.log(rates))
         scale = np.where(scale > 0, scale, 1.0)
         folds = StratifiedKFold(int(min(SOFTMAX_FOLDS, counts.min())), shuffle=True, random_state=0)
-        model = LogisticRegressionCV(Cs=SOFTMAX_PENALTIES, cv=folds, scoring="neg_log_loss", max_iter=1000)
+        model = LogisticRegressionCV(Cs=SOFTMAX_PENALTIES, cv=folds, scoring="neg_log_loss", max_iter=1000,
+                                     l1_ratios=(0.0,), use_legacy_attributes=False)
         model.fit((scores - centre) / scale, labels)
         coef = model.coef_ / scale  # back to the raw scores
         return cls(coef, model.intercept_ - coef @ centre)
@@ -254,8 +260,39 @@ def calibration_pairs(
 def calibrate_multiclass(
     results: CalibrationSource, *, folds: int = DEFAULT_FOLDS, solver: str | None = None
 ) -> MulticlassCalibration:
-    """The one-vs-rest Venn-Abers calibration of ``results`` (module docstring)."""
-    return calibration_from_pairs(*calibration_pairs(results, folds=folds, solver=solver))
+    """The calibration of ``results`` (module docstring): intervals on the pairs, the softmax on :func:`softmax_rows`."""
+    return calibration_of(results, calibration_pairs(results, folds=folds, solver=solver))
+
+
+def calibration_of(results: CalibrationSource, pairs: tuple[str, np.ndarray, np.ndarray, int]) -> MulticlassCalibration:
+    """The calibration of ``results`` from its :func:`calibration_pairs` (module docstring)."""
+    method, scores, labels, n_folds = pairs
+    calibration = calibration_from_pairs(method, scores, labels, n_folds)
+    if method == "cross-fitted":
+        return calibration
+    rows = softmax_rows(results)
+    softmax = SoftmaxRecalibration.fit(results.csvm_scores()[rows], results.model.y[rows], len(results.classes))
+    return dataclasses.replace(calibration, softmax=softmax)
+
+
+#: The held-out route fits the softmax on every row when the feature map has at most this share of I's rows as columns.
+IN_SAMPLE_RANK_SHARE = 0.1
+
+
+def softmax_rows(results: CalibrationSource) -> np.ndarray:
+    """Rows the held-out route's softmax recalibration is fitted on (module docstring).
+
+    All rows when the feature map's rank r is at most
+    :data:`IN_SAMPLE_RANK_SHARE` times the training rows (the scores of I and
+    J are then nearly as honest as those of H: K(K + 1) parameters are fitted
+    on them, and the rule's r per class moved them by O(r / |I|)); else J and
+    H only (many columns: the training rows' scores are too extreme).
+    """
+    split = results.split
+    rank = results.engine_fit.feature_map.rank
+    if rank <= IN_SAMPLE_RANK_SHARE * split.train.size:
+        return np.sort(np.concatenate([split.train, split.anchor, split.holdout]))
+    return np.sort(np.concatenate([split.anchor, split.holdout]))
 
 
 def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
