@@ -50,8 +50,8 @@ def _rule_check_is_true(results) -> None:
     called = results.decision_function().to_numpy()[h] >= 0
     rule = results.calibration.rule
     assert rule.n == h.size and rule.disagree == int(np.sum(called != (p >= 0.5)))
-    assert rule.positive_range == (p[called].min(), p[called].max())
-    assert rule.negative_range == (p[~called].min(), p[~called].max())
+    np.testing.assert_allclose(rule.positive_range, (p[called].min(), p[called].max()), rtol=1e-12)
+    np.testing.assert_allclose(rule.negative_range, (p[~called].min(), p[~called].max()), rtol=1e-12)
 
 
 def test_held_out_route_is_the_probability_model_with_the_venn_abers_interval_of_its_score(held_out, frame):

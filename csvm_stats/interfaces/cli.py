@@ -543,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(text cells starting with =, +, -, @ are written with a leading ' so that spreadsheets "
                          "show them as text instead of running them as formulas)")
     predict.add_argument("--proba", action="store_true",
-                         help="add the Venn-Abers probability of the positive class: interval p0, p1 and merged p "
+                         help="add the probability of the positive class p and its Venn-Abers interval p0, p1 "
                               "(several classes: p0_<class>, p1_<class> and p_<class> for every class)")
     predict.set_defaults(handler=predict_command)
 

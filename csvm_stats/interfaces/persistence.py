@@ -49,14 +49,20 @@ A ZIP archive with exactly these members:
     ``calibration`` (optional; absent in files written before it existed):
     null, or ``{"method": "held-out"|"cross-fitted", "n": int,
     "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
-    of the decision function (:mod:`csvm_stats.probability.fit_calibration`).
+    of the decision function (:mod:`csvm_stats.probability.fit_calibration`);
+    on the held-out route also ``"model": {"intercept": float, "slope":
+    float, "offset": float, "penalty": float, "n": int}``, the probability
+    model beside the rule (:mod:`csvm_stats.probability.score_model`), whose
+    score the Venn-Abers arrays then calibrate (absent in older files: they
+    calibrate the decision function).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
     ``reference`` (m, p) and ``projection`` (m, r); with a calibration
     ``va_scores`` (k,) (the distinct calibration decision values, increasing)
     and ``va_p0``, ``va_p1`` (2k + 1,) (the Venn-Abers probabilities of every
-    slot, :class:`csvm_stats.probability.venn_abers.VennAbers`).
+    slot, :class:`csvm_stats.probability.venn_abers.VennAbers`); with a
+    probability model ``prob_coef`` (r,), its coefficients on the feature map.
 
 The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
 :math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
@@ -106,6 +112,7 @@ from csvm_stats.preprocessing.design import LabelCoding, Standardizer
 from csvm_stats.exceptions import DataError, InputFileError
 from csvm_stats.preprocessing.paths import as_path, check_input_file
 from csvm_stats.optimization.kernels import FeatureMap, Kernel
+from csvm_stats.probability.score_model import ProbabilityModel
 from csvm_stats.probability.venn_abers import VennAbers, merge
 from csvm_stats.preprocessing.validation import check_feature_table, check_unique_columns
 
@@ -122,6 +129,7 @@ ARRAY_PREFIX = "arrays/"
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
 CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
+PROBABILITY_ARRAYS = ("prob_coef",)
 #: A multiclass file's per-class calibration arrays (:mod:`csvm_stats.multiclass.persistence`).
 #: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
 #: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
@@ -345,6 +353,11 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
         metadata["calibration"] = {"method": calibration.method, "n": va.n, "n_positive": va.n_positive,
                                    "folds": calibration.folds}
         arrays |= {"va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1}
+        if calibration.model is not None:
+            m = calibration.model
+            metadata["calibration"]["model"] = {"intercept": m.intercept, "slope": m.slope, "offset": m.offset,
+                                                "penalty": m.penalty, "n": m.n}
+            arrays["prob_coef"] = m.coef
     return write_archive(path, metadata, arrays)
 
 
@@ -546,7 +559,8 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
                 f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
                 f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
             )
-        expected = {f"{ARRAY_PREFIX}{n}.npy" for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS}
+        expected = {f"{ARRAY_PREFIX}{n}.npy"
+                    for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS + PROBABILITY_ARRAYS}
         expected |= {METADATA_MEMBER}
         unknown = sorted(set(members) - expected)
         kind = metadata.get("kind")
@@ -722,6 +736,22 @@ def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers 
     return VennAbers(scores, p0, p1, n, n_pos), method
 
 
+def _probability_model(fields: Any, arrays: dict[str, np.ndarray], r: int) -> ProbabilityModel | None:
+    """The stored probability model of a held-out calibration, or None (cross-fitted, or an older file)."""
+    model = fields.get("model") if isinstance(fields, dict) else None
+    if model is None:
+        _require("prob_coef" not in arrays, "prob_coef without calibration.model")
+        return None
+    _require(isinstance(model, dict) and fields.get("method") == "held-out",
+             "calibration.model must be an object, on the held-out route")
+    numbers = [model.get(k) for k in ("intercept", "slope", "offset", "penalty")]
+    _require(all(_is_number(v) for v in numbers), "calibration.model needs numbers intercept, slope, offset, penalty")
+    _require(_is_integer(model.get("n")) and model["n"] >= 1, "calibration.model.n must be a positive integer")
+    _require("prob_coef" in arrays and arrays["prob_coef"].shape == (r,), f"prob_coef must have {r} entries")
+    _require(bool(np.all(np.isfinite(arrays["prob_coef"]))), "prob_coef must be finite")
+    return ProbabilityModel(arrays["prob_coef"], *(float(v) for v in numbers), n=int(model["n"]))
+
+
 @dataclass(frozen=True)
 class SavedModel:
     """A CSVM loaded from a model file: it predicts, and it carries the fit's report.
@@ -742,6 +772,7 @@ class SavedModel:
     library_version: str
     calibration: VennAbers | None = None
     calibration_method: str | None = None
+    probability_model: ProbabilityModel | None = None
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
         """New data as the model's design columns, index kept; missing columns are an error."""
@@ -791,11 +822,18 @@ class SavedModel:
                 "this model file holds no probability calibration (written before calibrations were saved, or "
                 "fitted on too few points for one); refit and save the model again to get probabilities."
             )
-        decision = self.decision_function(newdata)
-        p0, p1 = self.calibration.interval(decision.to_numpy())
+        design = self.design_matrix(newdata)
+        phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
+        if self.probability_model is None:  # cross-fitted, or a file from before the probability model
+            p0, p1 = self.calibration.interval(phi @ self.coef + self.intercept)
+            p = merge(p0, p1)
+        else:
+            score = self.probability_model.score(phi)
+            p0, p1 = self.calibration.interval(score)
+            p = self.probability_model.probability(score)
         if interval:
-            return pd.DataFrame({"p0": p0, "p1": p1, "p": merge(p0, p1)}, index=decision.index)
-        return pd.Series(merge(p0, p1), index=decision.index, name=f"P({self.coding.positive!r})")
+            return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
+        return pd.Series(p, index=design.index, name=f"P({self.coding.positive!r})")
 
     @property
     def summary_text(self) -> str:
@@ -912,4 +950,5 @@ def _load(path: Path) -> SavedModel:
         library_version=str(metadata.get("library_version")),
         calibration=calibration,
         calibration_method=method,
+        probability_model=_probability_model(metadata.get("calibration"), arrays, arrays["coef"].size),
     )

@@ -37,14 +37,17 @@ Conventions
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
 * **Probabilities** (``probability="venn-abers"``, the default) are the
-  results' Venn-Abers calibration of the CSVM's own decision function
-  (:mod:`csvm_stats.probability.fit_calibration`): on the held-out sample when it is large
-  enough, else cross-fitted (5 refits of the CSVM, computed at the first
-  ``predict_proba``). They are non-decreasing in ``decision_function``, so
-  ``predict`` is a threshold on them: positive when
-  ``P >= results_.probability_threshold``, which need not be 1/2 (a TPR
-  requirement moves it down), so ``argmax(predict_proba)`` can differ from
-  ``predict``. ``predict_interval`` gives the interval [p0, p1].
+  results' (:mod:`csvm_stats.probability.fit_calibration`): with a held-out
+  sample large enough, a logistic probability model fitted beside the rule
+  on the training and anchor rows, with the Venn-Abers interval of its score
+  on the held-out sample; then ``predict`` is not a threshold on them and
+  can differ from ``argmax(predict_proba)`` (``results_.calibration.rule``
+  counts how often on the held-out sample). Else cross-fitted Venn-Abers of
+  the CSVM's own decision function (5 refits, computed at the first
+  ``predict_proba``), non-decreasing in ``decision_function``: ``predict`` is
+  positive when ``P > results_.probability_threshold``, negative when below
+  it, either way at it. ``predict_interval`` gives the interval [p0, p1]
+  (Venn calibration, not a confidence interval for the true probability).
   ``probability="ebb" | "cebb1" | "cebb2"`` fits the paper's bootstrap
   ensemble (:class:`csvm_stats.probability.ebb.EBB`) instead: ``"ebb"`` the plain
   ensemble, ``"cebb1"`` with its threshold moved to meet the one required

@@ -33,7 +33,7 @@ from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
 from csvm_stats.multiclass.results import MulticlassResults
-from csvm_stats.multiclass.probability import MulticlassCalibration, probability_frame
+from csvm_stats.multiclass.probability import MulticlassCalibration, SoftmaxRecalibration, probability_frame
 from csvm_stats.interfaces.persistence import (
     CALIBRATION_ARRAYS,
     FileForm,
@@ -96,6 +96,9 @@ def save_multiclass(results: MulticlassResults, path: str | Path) -> Path:
             "n_positive": [va.n_positive for va in calibration.predictors],
             "offsets": [float(v) for v in fit.intercept],
         }
+        if calibration.softmax is not None:
+            metadata["calibration"]["softmax"] = {"weights": calibration.softmax.weights.tolist(),
+                                                  "offsets": calibration.softmax.offsets.tolist()}
         for k, va in enumerate(calibration.predictors):
             arrays |= {f"va_scores_{k}": va.scores, f"va_p0_{k}": va.p0, f"va_p1_{k}": va.p1}
     return write_archive(path, metadata, arrays)
@@ -120,7 +123,18 @@ def _class_calibration(fields: Any, arrays: dict[str, np.ndarray], K: int) -> tu
         predictor, method = _calibration({**fields, "n_positive": positives[k]}, one)
         predictors.append(predictor)
     _require(len({va.n for va in predictors}) == 1, "every class must be calibrated on the same points")
-    return MulticlassCalibration(method, tuple(predictors), int(fields["folds"])), np.asarray(offsets, dtype=float)
+    softmax = fields.get("softmax")  # absent in files written before it
+    if softmax is not None:
+        _require(isinstance(softmax, dict), "calibration.softmax must be an object")
+        weights, biases = softmax.get("weights"), softmax.get("offsets")
+        _require(isinstance(weights, list) and len(weights) == K and all(
+            isinstance(row, list) and len(row) == K and all(_is_number(v) for v in row) for row in weights),
+            f"calibration.softmax.weights must be {K} lists of {K} numbers")
+        _require(isinstance(biases, list) and len(biases) == K and all(_is_number(v) for v in biases),
+                 f"calibration.softmax.offsets must list {K} numbers")
+        softmax = SoftmaxRecalibration(np.asarray(weights, dtype=float), np.asarray(biases, dtype=float))
+    calibration = MulticlassCalibration(method, tuple(predictors), int(fields["folds"]), softmax)
+    return calibration, np.asarray(offsets, dtype=float)
 
 
 def _class_labels(fields: Any) -> ClassCoding:

@@ -176,7 +176,8 @@ def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = Tru
     if calibration is not None:
         summary.add_text(
             "predict_proba: the class of largest probability need not be the predicted class (the rule is the "
-            "argmax of the scores, each class's probability is calibrated on its own margin); they agree on "
+            "argmax of the scores under the recall requirements, the probabilities a separate recalibration); "
+            "[p0, p1] of a class is its one-vs-rest Venn-Abers interval, not a confidence interval; they agree on "
             f"{res.probability_agreement:.1%} of the {len(res.model.y)} fitted rows."
         )
     for note in res.warnings:

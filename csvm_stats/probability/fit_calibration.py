@@ -186,7 +186,7 @@ class Calibration:
             return (
                 f"The probabilities come from a logistic model fitted beside the rule, so the rule f(x) >= 0 is not "
                 f"a threshold on P({positive}): on the {r.n} held-out points it called {positive} points with P from "
-                f"{r.positive_range[0]:.3g} to {r.positive_range[1]:.3g} and the others points with P from "
+                f"{r.positive_range[0]:.3g} to {r.positive_range[1]:.3g} and the other points with P from "
                 f"{r.negative_range[0]:.3g} to {r.negative_range[1]:.3g}, and it differs from the more probable class "
                 f"(P >= 1/2) on {r.disagree} of them. [p0, p1] is a Venn-Abers interval: one of p0, p1 is a "
                 "calibrated probability (among points given that value the share of positives equals it); it is not "

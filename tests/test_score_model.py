@@ -1,0 +1,121 @@
+"""The probability model beside the rule (csvm_stats.probability.score_model) and the base-rate bias it removes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.probability.score_model import (
+    MAX_COMPONENTS,
+    _newton_logistic,
+    fit_probability_model,
+    fit_score,
+    fit_sigmoid,
+)
+from csvm_stats.probability.venn_abers import VennAbers, merge
+
+
+def _logistic(n: int, seed: int, shift: float = 0.0, p: int = 4):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    a = np.array([1.5, -1.0, 0.5, 0.0])[:p]
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ a - shift)))).astype(float)
+    return X, y, a
+
+
+def test_score_recovers_the_logistic_direction():
+    X, y, a = _logistic(2000, seed=1)
+    coef, intercept, penalty, loo = fit_score(X, y)
+    cosine = coef @ a / np.linalg.norm(coef) / np.linalg.norm(a)
+    assert cosine > 0.99 and penalty > 0 and loo.shape == (2000,)
+
+
+def test_approximate_leave_one_out_is_close_to_refitting_without_the_point():
+    X, y, _ = _logistic(200, seed=2)
+    coef, intercept, penalty, loo = fit_score(X, y)
+    mean = X.mean(axis=0)
+    Z = np.column_stack([np.ones(200), X - mean])
+    for i in (0, 17, 111):
+        keep = np.arange(200) != i
+        beta = np.r_[intercept + mean @ coef, coef]
+        beta, _ = _newton_logistic(Z[keep], y[keep], penalty, beta)
+        exact = Z[i] @ beta
+        assert abs(loo[i] - exact) < 0.02 * max(1.0, abs(exact))
+
+
+def test_sigmoid_recalibration_matches_the_base_rate_exactly():
+    """The cure of the base-rate bias: the intercept's score equation makes mean P = mean (smoothed) target."""
+    rng = np.random.default_rng(3)
+    scores = rng.standard_normal(500)
+    y = (rng.random(500) < 1 / (1 + np.exp(-(2 * scores - 3)))).astype(float)  # about 10% positives
+    a, b = fit_sigmoid(scores, y)
+    p = 1 / (1 + np.exp(-(a * scores + b)))
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    target = np.where(y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    assert p.mean() == pytest.approx(target.mean(), abs=1e-8)
+    assert abs(p.mean() - y.mean()) < 1 / 500
+
+
+def test_venn_abers_merge_over_predicts_a_low_base_rate():
+    """The cause of the old bias: with one score the merge p1 / (1 - p0 + p1) is (k + 1) / (m + 2), above k / m
+    whenever k / m < 1/2 (and the isotonic steps of a real score repeat this in every low-probability block)."""
+    m, k = 100, 10
+    labels = np.r_[np.ones(k), np.zeros(m - k)]
+    va = VennAbers.fit(np.zeros(m), labels)
+    p0, p1 = va.interval(np.zeros(1))
+    assert (p0[0], p1[0]) == pytest.approx((k / (m + 1), (k + 1) / (m + 1)))
+    assert merge(p0, p1)[0] == pytest.approx((k + 1) / (m + 2)) and merge(p0, p1)[0] > k / m
+
+
+def test_probability_model_is_unbiased_at_ten_percent_where_the_merge_is_not():
+    """Twenty samples at 10% positives: the model's mean P stays at the base rate, the Venn-Abers merge above it."""
+    model_bias, merge_bias = [], []
+    for seed in range(20):
+        X, y, _ = _logistic(800, seed=100 + seed, shift=3.2)
+        fit, hold = slice(0, 600), slice(600, 800)
+        model, h_scores = fit_probability_model(X[fit], y[fit], X[hold], y[hold])
+        X_new, y_new, _ = _logistic(4000, seed=500 + seed, shift=3.2)
+        truth = 1 / (1 + np.exp(-(X_new @ np.array([1.5, -1.0, 0.5, 0.0]) - 3.2)))
+        model_bias.append(model.predict(X_new).mean() - truth.mean())
+        merge_bias.append(VennAbers.fit(h_scores, y[hold]).predict(model.score(X_new)).mean() - truth.mean())
+    assert abs(np.mean(model_bias)) <= 0.01
+    assert np.mean(merge_bias) > np.mean(model_bias)
+
+
+def test_constant_features_give_the_base_rate_and_the_pooled_interval():
+    rng = np.random.default_rng(4)
+    y = (rng.random(120) < 0.3).astype(float)
+    X = np.ones((120, 3))
+    model, h_scores = fit_probability_model(X[:80], y[:80], X[80:], y[80:])
+    assert np.all(model.coef == 0) and model.slope == 0.0
+    va = VennAbers.fit(h_scores, y[80:])
+    k, m = int(y[80:].sum()), 40
+    p0, p1 = va.interval(model.score(X[:5]))
+    np.testing.assert_allclose(p0, k / (m + 1))
+    np.testing.assert_allclose(p1, (k + 1) / (m + 1))
+    np.testing.assert_allclose(model.predict(X[:5]), model.predict(X[:1])[0])  # one value: the smoothed base rate
+
+
+def test_one_class_is_a_clear_error():
+    X = np.random.default_rng(5).standard_normal((50, 2))
+    with pytest.raises(DataError, match="both classes"):
+        fit_probability_model(X[:30], np.zeros(30), X[30:], np.r_[np.ones(5), np.zeros(15)])
+
+
+def test_many_columns_use_the_leading_principal_components():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((150, MAX_COMPONENTS + 20))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(150) > 0).astype(float)
+    coef, intercept, _, _ = fit_score(X, y)
+    assert coef.shape == (MAX_COMPONENTS + 20,) and np.isfinite(coef).all()
+    ordered, _, _, _ = fit_score(X, y, ordered=True)  # columns taken as given, only the first MAX_COMPONENTS used
+    assert np.all(ordered[MAX_COMPONENTS:] == 0)
+
+
+def test_separable_data_stay_finite():
+    X = np.r_[np.full((20, 1), -1.0), np.full((20, 1), 1.0)] + np.linspace(0, 0.1, 40)[:, None]
+    y = np.r_[np.zeros(20), np.ones(20)]
+    model, h = fit_probability_model(X, y, X, y)
+    p = model.predict(X)
+    assert np.isfinite(p).all() and p[:20].max() < 0.5 < p[20:].min()
