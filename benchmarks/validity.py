@@ -206,9 +206,16 @@ def one_np_repetition(kind: str, n: int, dim: int, p0: float, alpha: float, seed
 
 
 def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202) -> pd.DataFrame:
-    """The Neyman-Pearson settings; one row per (setting, learner, rate), written to ``validity_np.csv``."""
-    rows: list[dict] = []
+    """The Neyman-Pearson settings; one row per (setting, learner, rate), written to ``validity_np.csv``.
+
+    Settings already in that file are kept (with their own number of repetitions), not rerun.
+    """
+    previous = out / "validity_np.csv"
+    rows: list[dict] = pd.read_csv(previous).to_dict("records") if previous.is_file() else []
+    done = {(r["population"], r["n"], r["dim"], r["p0"], r["alpha"]) for r in rows}
     for kind, n, dim, p0, alpha in NP_SETTINGS:
+        if (kind, n, dim, p0, alpha) in done:
+            continue
         start = time.perf_counter()
         frame = pd.DataFrame(Parallel(n_jobs=n_jobs)(
             delayed(one_np_repetition)(kind, n, dim, p0, alpha, seed0 + k) for k in range(reps)))

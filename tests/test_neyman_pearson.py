@@ -132,3 +132,15 @@ def test_bad_input(cancer):
         NeymanPearson(y, X, "logistic", tpr_min=0.9, tnr_min=0.9)
     with pytest.raises(DataError, match="did you mean 'svc'"):
         NeymanPearson(y, X, "svcc", tpr_min=0.9)
+
+
+def test_command_line_np_route(cancer, tmp_path, capsys):
+    from csvm_stats.interfaces.cli import main
+
+    path = tmp_path / "data.csv"
+    cancer.to_csv(path, index=False)
+    assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--estimator", "svc"]) == 0
+    out = capsys.readouterr().out
+    assert "Neyman-Pearson route Results" in out and "StandardScaler -> SVC" in out
+    assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--kernel", "rbf"]) == 5
+    assert "--kernel belong to the CSVM" in capsys.readouterr().err

@@ -28,6 +28,7 @@ render = _renderer()
 #: Figures each vignette draws at reduced size.
 EXPECTED_FIGURES = {
     "01_getting_started": 2, "02_probabilities": 6, "03_srbct_from_r": 1, "04_sparse_srbct": 3, "05_multiclass": 2,
+    "06_choosing_a_route": 2,
 }
 
 

@@ -324,6 +324,11 @@ def fit_command(args: argparse.Namespace) -> int:
     check_outputs({"data file": args.data}, {"output (-o)": args.output, "model file (--save)": args.save})
     data = read_table(args.data)
     check_formula(args.formula, data)
+    if args.method == "np":  # the Neyman-Pearson route (npc): csvm_stats/interfaces/np_cli.py
+        from csvm_stats.interfaces.np_cli import np_fit
+
+        recall = _recall_targets(data, args.formula, args.recall_min)
+        return np_fit(args, data, _positive_label(data, args.formula, args.positive), recall, _write)
     model = CSVM.from_formula(
         args.formula,
         data,
@@ -510,6 +515,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="set the intercept on the held-out sample so the single required class rate is guaranteed "
                             "(with --recall-min: shift the constrained classes' offsets so all recalls hold jointly)")
     svm = fit.add_argument_group("classifier")
+    svm.add_argument("--method", choices=("csvm", "np"), default="csvm",
+                     help="csvm (default), or np: the Neyman-Pearson route around --estimator (threshold set on H)")
+    svm.add_argument("--estimator", choices=("logistic", "svc", "hgb"), default="logistic",
+                     help="the learner of --method np (logistic)")
     svm.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear")
     svm.add_argument("-C", "--C", dest="C", type=float, default=1.0, help="cost C of the objective w'w + C sum(xi) (1)")
     svm.add_argument("--gamma", type=_gamma, default="scale", help="rbf/poly gamma, a number or 'scale'")

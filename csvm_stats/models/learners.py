@@ -57,6 +57,14 @@ def make_learner(estimator: Any) -> BaseEstimator:
     return clone(estimator)
 
 
+def describe_estimator(estimator: Any) -> str:
+    """``"StandardScaler -> SVC"`` for a pipeline, else the class name."""
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        return " -> ".join(type(step).__name__ for _, step in steps)
+    return type(estimator).__name__
+
+
 def score_method(estimator: Any) -> str:
     """``"decision_function"`` if ``estimator`` has it, else ``"predict_proba"``, else a :class:`DataError`."""
     for method in SCORE_METHODS:

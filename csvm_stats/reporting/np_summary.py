@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from csvm_stats.inference.certification import ORDER_STATISTIC, level_percent
+from csvm_stats.inference.certification import ORDER_STATISTIC, level_percent, ordinal
+from csvm_stats.models.learners import describe_estimator
 from csvm_stats.reporting.summary import Summary, _bound_text, _fmt, _key_values, _observed
 
 
@@ -30,18 +31,17 @@ def _model_table(res: Any, timing: bool) -> pd.DataFrame:
     else:
         requirement = ", ".join(f"{rate} >= {p:g}" for rate, p in model.targets.items())
         classes = {"Positive class": repr(model.coding.positive), "Negative class": repr(model.coding.negative)}
-        rule = (f"positive when score >= {res.umbrella.threshold:.6g}: the {res.umbrella.rank}-th smallest of "
+        rule = (f"positive when score >= {res.umbrella.threshold:.6g}: the {ordinal(res.umbrella.rank)} smallest of "
                 f"{res.umbrella.n} held-out scores (order statistic)")
         if res.umbrella.rate == "tnr":
-            rule = (f"negative when score <= {res.umbrella.threshold:.6g}: the {res.umbrella.rank}-th largest of "
+            rule = (f"negative when score <= {res.umbrella.threshold:.6g}: the {ordinal(res.umbrella.rank)} largest of "
                     f"{res.umbrella.n} held-out scores (order statistic)")
     calibration = res.ready_calibration
     pairs: dict[str, Any] = {
         "Response": model.coding.name or "endog",
         "Formula": model.formula.formula if model.formula else "(arrays)",
         **classes,
-        "Estimator": type(model.estimator).__name__ if not hasattr(model.estimator, "steps")
-        else " -> ".join(type(step).__name__ for _, step in model.estimator.steps),
+        "Estimator": describe_estimator(model.estimator),
         "Score": model.method,
         "Requirement": requirement,
         "Observations": len(y),

@@ -1,0 +1,82 @@
+"""``csvm-stats fit --method np --estimator logistic|svc|hgb``: the Neyman-Pearson route from the command line.
+
+:func:`np_fit` is called by :func:`csvm_stats.interfaces.cli.fit_command`
+with the parsed arguments: it fits
+:class:`csvm_stats.models.neyman_pearson.NeymanPearson` (``--tpr-min``,
+``--tnr-min`` or ``--recall-min``; ``--alpha``, ``--positive``,
+``--fractions``, ``--seed``) and writes the summary (text or HTML) or a
+JSON report. Options that belong to the CSVM only (``--acc-min``,
+``--guarantee``, ``--bound``, ``--kernel``, ``-C``, ``--gamma``,
+``--degree``, feature selection, the solver, ``--save``) are refused with a
+message, never ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from csvm_stats.exceptions import DataError
+from csvm_stats.models.learners import describe_estimator
+from csvm_stats.models.neyman_pearson import NeymanPearson
+
+#: CSVM-only options and their defaults: given with --method np they are an error.
+CSVM_ONLY = {"acc_min": None, "guarantee": False, "bound": "hoeffding", "kernel": "linear", "C": 1.0,
+             "gamma": "scale", "degree": 3, "penalty": "l2", "max_features": None, "screen": None,
+             "solver": "auto", "time_limit": 300.0, "save": None}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return value
+
+
+def np_report(results: Any) -> dict[str, Any]:
+    """The route's report as plain values (for ``--format json``)."""
+    rates = {str(k): {c: _plain(v) for c, v in row.items()} for k, row in results.rates.iterrows()}
+    return {
+        "route": "neyman-pearson",
+        "estimator": describe_estimator(results.model.estimator),
+        "score": results.model.method,
+        "random_state": int(results.random_state),
+        "summary_text": str(results.summary(timing=False)),
+        "statements": {str(k): str(v) for k, v in results.statements.items()},
+        "joint_statement": results.joint_statement,
+        "rates": rates,
+        "samples": {"training": int(results.split.train.size + results.split.anchor.size),
+                    "holdout": int(results.split.holdout.size)},
+    }
+
+
+def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_min: dict[Any, float] | None,
+           write: Callable[[str, str | None], None]) -> int:
+    """Fit the route for ``csvm-stats fit --method np`` and write its report with ``write(text, output)``."""
+    given = [name for name, default in CSVM_ONLY.items() if getattr(args, name, default) != default]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") if name != "C" else "-C" for name in given)
+        raise DataError(
+            f"{flags} belong to the CSVM; the Neyman-Pearson route (--method np) takes --estimator, the required "
+            "rate (--tpr-min, --tnr-min or --recall-min), --alpha, --positive, --fractions and --seed. Model files "
+            "of the route are not written by the command line."
+        )
+    kwargs: dict[str, Any] = {"recall_min": recall_min} if recall_min else {
+        "tpr_min": args.tpr_min, "tnr_min": args.tnr_min, "positive": positive}
+    model = NeymanPearson.from_formula(args.formula, data, args.estimator, alpha=args.alpha,
+                                       fractions=tuple(args.fractions), **kwargs)
+    results = model.fit(random_state=args.seed)
+    if args.format == "json":
+        text = json.dumps(np_report(results), indent=2, allow_nan=False)
+    elif args.format == "html":
+        text = results.summary().as_html()
+    else:
+        text = str(results.summary())
+    write(text, args.output)
+    return 0

@@ -1,0 +1,45 @@
+# np_classifier(): the Neyman-Pearson route from R, its statements, roles and predictions.
+
+test_that("np_classifier guarantees the TPR, reports the CSVM's rate table and predicts", {
+  skip_without_python()
+  d <- make_data()
+  fit <- np_classifier(status ~ ., data = d, learner = "logistic", tpr_min = 0.8, random_state = 7L)
+  expect_s3_class(fit, "np_classifier")
+  expect_equal(rownames(fit$rates), c("tpr", "tnr", "acc", "bacc"))
+  expect_equal(fit$rates["tpr", "method"], "order statistic")
+  expect_equal(fit$rates["tpr", "lower"], 0.8)
+  expect_true(fit$rates["tnr", "lower"] <= fit$rates["tnr", "heldout_rate"])
+  expect_equal(sort(unique(fit$sample_roles)), c("held-out", "training"))
+  expect_equal(names(fit$sample_roles), rownames(d))
+  expect_match(fit$statements[["tpr"]], "at least 0.8")
+  expect_output(print(summary(fit)), "Neyman-Pearson route Results")
+  cls <- predict(fit, d[1:10, ])
+  expect_equal(levels(cls), levels(d$status))
+  p <- predict(fit, d[1:10, ], type = "prob")
+  expect_true(all(p >= 0 & p <= 1))
+  dec <- predict(fit, d[1:10, ], type = "decision")
+  expect_equal(as.character(cls), unname(ifelse(dec >= 0, "case", "control")))
+})
+
+test_that("np_classifier uses the same held-out rows as csvm() with the same seed", {
+  skip_without_python()
+  d <- make_data()
+  fit <- np_classifier(status ~ ., data = d, learner = "svc", tnr_min = 0.8, random_state = 3L)
+  csvm_split <- reticulate::import("csvm_stats.preprocessing.design")$split_samples
+  y <- ifelse(d$status == "case", 1, -1)
+  holdout <- as.integer(csvm_split(y, c(0.5, 0.25, 0.25), 3L)$holdout) + 1L
+  expect_equal(unname(which(fit$sample_roles == "held-out")), holdout)
+})
+
+test_that("np_classifier takes several classes and refuses bad input with the fix", {
+  skip_without_python()
+  fit <- np_classifier(Species ~ ., data = iris, learner = "logistic", recall_min = c(virginica = 0.8),
+                       fractions = c(0.3, 0.2, 0.5), random_state = 1L)
+  expect_equal(fit$rates["virginica", "method"], "order statistic")
+  expect_equal(dim(predict(fit, iris[1:4, ], type = "prob")), c(4L, 3L))
+  expect_error(np_classifier(status ~ ., data = make_data(), learner = "forest", tpr_min = 0.9),
+               "should be one of")
+  expect_error(np_classifier(status ~ ., data = make_data(60), tpr_min = 0.99, random_state = 1L),
+               "needs at least 299 held-out")
+  expect_error(np_classifier(Species ~ ., data = iris, recall_min = c(rose = 0.9)), "named vector")
+})
