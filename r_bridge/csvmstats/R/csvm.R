@@ -193,7 +193,8 @@ check_no_missing <- function(mf) {
 # decision function w'x + b always has its b) and offsets (the CSVM has no linear predictor to
 # shift). `data` resolves the `.` of the formula.
 check_formula_terms <- function(formula, data) {
-  mt <- if (is.data.frame(data)) stats::terms(formula, data = data) else stats::terms(formula)
+  mt <- tryCatch(stats::terms(formula, data = data), error = function(e) NULL)
+  if (is.null(mt)) return(invisible(FALSE))  # model.frame() says what is wrong with the formula or data
   if (identical(attr(mt, "intercept"), 0L)) {
     stop("csvm: the formula removes the intercept (0 + or - 1), but the CSVM's decision function ",
          "f(x) = w'x + b always has an intercept b, which the rate constraints move; write the ",

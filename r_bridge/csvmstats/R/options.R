@@ -28,8 +28,13 @@ check_options <- function(options) {
   }
   foreign <- intersect(names(options), names(.foreign_arguments))
   if (length(foreign)) {
-    stop("csvm: '", foreign[1L], "' is an e1071/kernlab argument; did you mean ",
-         .foreign_arguments[[foreign[1L]]], "?", call. = FALSE)
+    counterpart <- .foreign_arguments[[foreign[1L]]]
+    stop("csvm: '", foreign[1L], "' is an e1071/kernlab argument; ",
+         if (startsWith(counterpart, "nothing: ")) {
+           paste0("csvm() has no counterpart: ", sub("^nothing: ", "", counterpart))
+         } else {
+           paste0("did you mean ", counterpart, "?")
+         }, call. = FALSE)
   }
   bad <- names(options)[vapply(options, anyNA, logical(1L))]
   if (length(bad)) {

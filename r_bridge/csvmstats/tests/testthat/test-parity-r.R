@@ -187,6 +187,9 @@ test_that("0 +, - 1, offset() and unknown predict() arguments are refused with t
 
 test_that("errors are in R's words: unknown arguments, missing and infinite values, Python lists", {
   d <- make_data()
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, probability = TRUE),
+               "csvm() has no counterpart: predict(fit, newdata, type = \"prob\") gives probabilities", fixed = TRUE)
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, cost = 2), "did you mean C")
   skip_without_python()
   expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, gama = 1), "unknown argument \"gama\"; did you mean \"gamma\"?",
                fixed = TRUE)
