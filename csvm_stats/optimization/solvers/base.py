@@ -89,6 +89,7 @@ class SolveRecord:
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
     choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
+    reason: str = ""  # an infeasible status: which requirement cannot be met and by how much (when the backend knows)
 
 
 @dataclass(frozen=True)
