@@ -98,7 +98,8 @@ from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find
 from csvm_stats.optimization.feasibility import check_counts
 from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
-from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix
+from csvm_stats.optimization.intercept_shift import best_shift
+from csvm_stats.optimization.warmstart import SCALE_FACTORS, gram_matrix
 
 MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
 LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
@@ -385,12 +386,11 @@ class _Search:
         if factors is None:
             one_class = {req.kind for req in d.requirements} in ({"tpr"}, {"tnr"})
             factors = ONE_CLASS_FACTORS if one_class else SCALE_FACTORS
-        start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
-                            factors)
-        if start is None:
+        found = best_shift(w, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements, factors)
+        if found is None:
             return math.inf
-        self._offer(start.objective, start.w, start.b)
-        return start.objective
+        self._offer(*found)
+        return found[0]
 
     def _offer(self, value: float, w: np.ndarray, b: float) -> None:
         """Keep (w, b) when it meets every requirement and beats the incumbent."""
