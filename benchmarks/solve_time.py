@@ -73,13 +73,13 @@ def wisconsin() -> tuple[np.ndarray, np.ndarray]:
     return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
 
 
-def synthetic(n: int, p: int = 10, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Two overlapping Gaussian classes: mean shift 1 and 0.5 on the first two columns."""
+def synthetic(n: int, p: int = 10, seed: int = 0, shift: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Two overlapping Gaussian classes: mean shift ``shift`` and ``shift / 2`` on the first two columns."""
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(n, p))
-    X[:, 0] += y
-    X[:, 1] += 0.5 * y
+    X[:, 0] += shift * y
+    X[:, 1] += 0.5 * shift * y
     return X, y
 
 
@@ -97,14 +97,17 @@ def split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=seed)
 
 
-def one_fit(X, y, I, J, *, kernel: str, count: int, solver: str, time_limit: float) -> dict:
-    """One CSVM fit; CPU and wall time of the whole fit, the machine's load average before it, the solver's record."""
+def one_fit(X, y, I, J, *, kernel: str, count: int | None = None, solver: str, time_limit: float,
+            min_counts: dict[str, int] | None = None) -> dict:
+    """One CSVM fit (TPR >= ``count``, or ``min_counts``); CPU and wall time of the whole fit, the machine's load
+    average before it, the solver's record."""
     load = os.getloadavg()[0]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, kernel=kernel, min_counts={"tpr": count},
+            fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, kernel=kernel,
+                           min_counts=min_counts if min_counts is not None else {"tpr": count},
                            solver=solver, options=SolverOptions(time_limit=time_limit, clock="cpu"))
     except CSVMError as err:
         return dict(status=f"error: {type(err).__name__}", objective=np.nan, bound=np.nan, gap=np.nan, nodes=0,
@@ -167,6 +170,40 @@ def wisconsin_rows(kernel: str, splits: int, time_limit: float) -> list[dict]:
             row.update(one_fit(X, y, I, J, kernel=kernel, count=count, solver=solver, time_limit=time_limit))
             rows.append(row)
             print(row, flush=True)
+    return rows
+
+
+# The hidden variants of issue 27 (not tuned for): name, p, mean shift, requirement kind, target rate.
+VARIANTS: tuple[tuple[str, int, float, str, float], ...] = (
+    ("p = 20", 20, 1.0, "tpr", 0.9),
+    ("p = 5, closer means", 5, 0.75, "tpr", 0.9),
+    ("TNR >= 0.9", 10, 1.0, "tnr", 0.9),
+    ("accuracy >= 0.8", 10, 1.0, "acc", 0.8),
+    ("TPR >= 0.95", 10, 1.0, "tpr", 0.95),
+)
+VARIANT_SEED = 27  # data and split seed of the variant grid (ours; the issue's seeds are not known)
+
+
+def variant_rows(sizes: list[int], time_limit: float, solvers: list[str] | None = None,
+                 names: list[str] | None = None) -> list[dict]:
+    """bnb (and the other backends when asked) on the variant grid: synthetic data with another p, mean shift or
+    requirement (no margin: the target's ceiling of the anchor class or sample)."""
+    rows = []
+    for name, p, shift, kind, target in VARIANTS:
+        if names and name not in names:
+            continue
+        for n in sizes:
+            X, y = synthetic(n, p=p, seed=VARIANT_SEED, shift=shift)
+            I, J = split(y, VARIANT_SEED)
+            size = {"tpr": int((y[J] > 0).sum()), "tnr": int((y[J] < 0).sum()), "acc": len(J)}[kind]
+            count = int(np.ceil(target * size))
+            for solver in solvers or ["bnb"]:
+                row = dict(case=f"variant {name} n={n}", kernel="linear",
+                           constraint=f"{kind.upper()} >= {count}/{size}", split=VARIANT_SEED, solver=solver)
+                row.update(one_fit(X, y, I, J, kernel="linear", solver=solver, time_limit=time_limit,
+                                   min_counts={kind: count}))
+                rows.append(row)
+                print(row, flush=True)
     return rows
 
 
@@ -261,7 +298,7 @@ def targets(df: pd.DataFrame, memory: pd.DataFrame) -> list[str]:
     return out
 
 
-PARTS = ("wisconsin", "synthetic", "proof", "memory", "horizon")
+PARTS = ("wisconsin", "synthetic", "proof", "memory", "horizon", "variants")
 DEFAULT_PARTS = ("wisconsin", "synthetic", "proof", "memory")
 
 
@@ -275,6 +312,8 @@ def run_part(part: str, args: argparse.Namespace) -> None:
         rows = synthetic_rows(args.sizes, args.time_limit)
     elif part == "proof":
         rows = synthetic_rows([2000], args.proof_limit, ["bnb"])
+    elif part == "variants":
+        rows = variant_rows(args.variant_sizes, args.time_limit, args.variant_solvers or None, args.variants or None)
     elif part == "horizon":
         rows = [row | {"time_limit": limit} for limit in args.horizon_limits
                 for row in synthetic_rows([5000], limit, ["bnb"])]
@@ -355,6 +394,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 2000, 5000])
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=[5000, 20000])
     parser.add_argument("--linear-splits", type=int, default=5)
+    parser.add_argument("--variant-sizes", type=int, nargs="*", default=[500, 1000, 2000])
+    parser.add_argument("--variant-solvers", nargs="*", default=[], help="backends of the variants part (bnb)")
+    parser.add_argument("--variants", nargs="*", default=[], help="names of the variants to run (all)")
     parser.add_argument("--horizon-limits", type=float, nargs="*", default=[300.0, 1200.0],
                         help="CPU-second limits of the horizon part's bnb fits (n = 5000)")
     parser.add_argument("--parts", nargs="*", default=list(DEFAULT_PARTS), choices=PARTS,

@@ -99,6 +99,7 @@ class SolveRecord:
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
     choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
+    reason: str = ""  # an infeasible status: which requirement cannot be met and by how much (when the backend knows)
     clock: str = ""  # the clock the fit's time limit counted ("wall" or "cpu"; "" outside a fit)
     time_limit: float = math.nan  # the whole fit's limit, seconds on that clock
     fit_wall_time: float = math.nan  # wall seconds of the whole fit
@@ -119,7 +120,7 @@ class SolveRecord:
                 found = "no classifier found"
             return f"time limit{limit} reached{where}: {found}"
         if self.status is Status.INFEASIBLE:
-            return "infeasible: no classifier meets the requirements"
+            return "infeasible: no classifier meets the requirements" + (f" ({self.reason})" if self.reason else "")
         if self.status is Status.INTERRUPTED:
             return "interrupted by the user"
         return f"solver error ({self.message})" if self.message else "solver error"

@@ -95,9 +95,11 @@ from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
+from csvm_stats.optimization.feasibility import check_counts
 from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
 from csvm_stats.optimization.svm_dual import SVMDual
-from csvm_stats.optimization.warmstart import SCALE_FACTORS, best_shift, gram_matrix, smo_chunk
+from csvm_stats.optimization.intercept_shift import best_shift
+from csvm_stats.optimization.warmstart import SCALE_FACTORS, gram_matrix, smo_chunk
 
 MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
 LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
@@ -311,6 +313,7 @@ class _Search:
         self.orbits = NO_ORBITS  # interchangeable anchor points (Gram mode; found after the root's costs)
         self.orbit_of = np.full(self.phi_j.shape[0], -1, dtype=np.int64)
         self.envelope: InterceptEnvelope | None = None  # fixed-intercept points of the root (Gram mode, lazily)
+        self.reason = ""  # why the requirements cannot be met (the counting certificate), when it proves so
 
     def elapsed(self) -> float:
         """Seconds on the clock that the time limit counts (wall or this process's CPU).
@@ -384,12 +387,11 @@ class _Search:
         if factors is None:
             one_class = {req.kind for req in d.requirements} in ({"tpr"}, {"tnr"})
             factors = ONE_CLASS_FACTORS if one_class else SCALE_FACTORS
-        start = best_shift(w, 0.0, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements,
-                            factors)
-        if start is None:
+        found = best_shift(w, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements, factors)
+        if found is None:
             return math.inf
-        self._offer(start.objective, start.w, start.b)
-        return start.objective
+        self._offer(*found)
+        return found[0]
 
     def _offer(self, value: float, w: np.ndarray, b: float) -> None:
         """Keep (w, b) when it meets every requirement and beats the incumbent."""
@@ -411,6 +413,15 @@ class _Search:
             w0 = start[self.problem.blocks["w"]]
             self._offer(self.objective(w0, float(start[self.problem.blocks["b"]][0])), w0,
                         float(start[self.problem.blocks["b"]][0]))
+        if self.elapsed() >= self.options.time_limit:
+            return Status.TIME_LIMIT
+        if self.best is None:  # no warm start: can the counts be met at all? (feasibility.check_counts)
+            check = check_counts(self.phi_j, self.y_j, self.d.requirements, self.forced0, self.dropped0)
+            if check.feasible is False:
+                self.reason = check.reason
+                return Status.INFEASIBLE
+            if check.forced is not None:
+                self._seed(check.forced)
         if self.elapsed() >= self.options.time_limit:
             return Status.TIME_LIMIT
         root = self.relax(self.forced0, tol=self.tol)
@@ -443,6 +454,15 @@ class _Search:
             self.store.release(node.start)
         self.open_min = math.inf
         return Status.OPTIMAL
+
+    def _seed(self, forced: np.ndarray) -> None:
+        """Primal heuristic without a warm start: the counting certificate's side assignment as a forced set; when a
+        hyperplane separates it (LP), its relaxation's direction meets the requirements (an incumbent)."""
+        if not self._separable(np.flatnonzero(forced)):
+            return
+        relaxation = self.relax(forced, tol=self.tol)
+        if relaxation is not None:
+            self.shift(relaxation.w)
 
     def _deepen(self) -> None:
         """A search that did not close early (Gram mode, with an incumbent): orbits of interchangeable anchor points
@@ -770,6 +790,7 @@ class BnbBackend:
             wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
             formulation="branch-and-bound over anchor points (warm-started SMO node QPs)",
             message=f"{search.svm_solves} SVM solves", svm_solves=search.svm_solves,
+            reason=search.reason if status is Status.INFEASIBLE else "",
         )
         return Solution(record, x)
 
