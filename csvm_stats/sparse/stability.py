@@ -310,8 +310,6 @@ class StabilitySelection:
         the selection's. The refit takes the design columns: predict with
         ``results.predict(model.design_matrix(newdata)[selected])``.
         """
-        from csvm_stats.models.model import CSVM
-
         stable = self.selected
         if not stable:
             raise DataError(
@@ -320,7 +318,7 @@ class StabilitySelection:
             )
         model, split = self.fit.model, self.fit.split
         targets = {f"{rate}_min": p0 for rate, p0 in model.targets.items()}
-        refitted = CSVM(
+        refitted = type(model)(  # CSVM: the class of the selection's model (no import of models.model here)
             model.endog, model.exog[stable], **targets, alpha=model.alpha, bound=model.bound, C=model.C,
             big_m=model.big_m, positive=model.coding.positive, standardize=model.standardize, penalty=penalty,
             samples={"train": split.train, "anchor": split.anchor, "holdout": split.holdout},
