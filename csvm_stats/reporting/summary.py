@@ -276,7 +276,11 @@ def _notes(res: SummarySource, detail: bool) -> list[str]:
         )
         pv = res.predictive_values
         prevalence = pv["prevalence"].iloc[0]
-        if not np.isnan(prevalence):
+        if res.umbrella is not None:
+            notes.append("In guarantee mode the held-out rows of the guaranteed class set the intercept, so the "
+                         "accuracy, balanced accuracy, PPV and NPV get no interval: the held-out sample is not "
+                         "independent of the rule for them.")
+        elif not np.isnan(prevalence):
             notes.append(
                 f"PPV and NPV depend on the prevalence: these are at the held-out sample's share of "
                 f"{model.coding.positive!r}, {prevalence:.1%} (the split keeps the data's); in a population with "
