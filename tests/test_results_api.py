@@ -161,3 +161,13 @@ def test_stability_refit_keeps_the_split(stable):
         np.testing.assert_array_equal(getattr(refit.split, name), getattr(stable.fit.split, name))
     assert refit.model.targets == stable.fit.model.targets and refit.random_state == stable.fit.random_state
     assert refit.rates.loc["tpr", "method"] == "clopper-pearson"
+
+
+def test_a_gene_list_fit_saves_its_selection(fits, tmp_path):
+    from csvm_stats.interfaces.persistence import load_model, save_model
+
+    res = fits["gene_list"]
+    loaded = load_model(save_model(res, tmp_path / "genes.csvm"))
+    assert loaded.report["selection"]["route"] == "cardinality"
+    assert set(loaded.report["selection"]["features"]) == set(res.selected_features.index)
+    assert loaded.report["sample_roles"]["roles"] == res.sample_roles.tolist()

@@ -45,12 +45,12 @@ from csvm_stats.inference.certification import (
     statement,
     two_sided_bounds,
 )
-from csvm_stats.inference.bounds import AdjustedTarget, clopper_pearson_interval
+from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import Calibration, calibrate, planned_route
 from csvm_stats.models.fitstate import FittedState
-from csvm_stats.models.results_base import SAMPLES, FitResults
+from csvm_stats.models.results_base import SAMPLES, FitResults, predictive_rows
 from csvm_stats.optimization.kernels import FeatureMap
 from csvm_stats.optimization.problem import RATE_KINDS as RATES
 from csvm_stats.optimization.solvers.base import SolveRecord, Status
@@ -373,20 +373,9 @@ class CSVMResults(FitResults):
         :math:`\pi\,\mathrm{sens} / (\pi\,\mathrm{sens} + (1 - \pi)(1 - \mathrm{spec}))` and its analogue.
         In guarantee mode the held-out sample set the intercept, so no interval is given.
         """
-        c = self.confusion.loc["holdout"]
-        rows = {}
-        for name, k, n in (("ppv", c["tp"], c["tp"] + c["fp"]), ("npv", c["tn"], c["tn"] + c["fn"])):
-            n, k = int(n), int(k)
-            if self.umbrella is not None:
-                lower, upper, method = np.nan, np.nan, NOT_INDEPENDENT
-            elif n == 0:
-                lower, upper, method = np.nan, np.nan, "none (no such calls on held-out)"
-            else:
-                (lower, upper), method = clopper_pearson_interval(k, n, self.model.alpha), "clopper-pearson 2-sided"
-            rows[name] = {"heldout_n": n, "heldout_correct": k, "heldout_rate": k / n if n else np.nan,
-                          "lower": lower, "upper": upper, "method": method,
-                          "prevalence": (c["tp"] + c["fn"]) / c["n"] if c["n"] else np.nan}
-        return pd.DataFrame.from_dict(rows, orient="index")
+        rows = predictive_rows(self.confusion_matrix("holdout").to_numpy(), self.model.alpha, self.umbrella is None)
+        rows[1]["prevalence"] = rows[0]["prevalence"]  # both at the share of positives
+        return pd.DataFrame(rows, index=["ppv", "npv"])
 
     @cached_property
     def confusion(self) -> pd.DataFrame:

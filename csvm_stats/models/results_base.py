@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from csvm_stats.inference.bounds import clopper_pearson_interval
+
 #: The three samples of a fit, by the names ``confusion_matrix`` takes.
 SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Other spellings a user may type for a sample.
@@ -59,6 +61,35 @@ def sample_name(sample: str) -> str:
             f"sample must be one of {SAMPLES} (or {sorted(SAMPLE_ALIASES)}), got {sample!r}."
         )
     return name
+
+
+#: The ``method`` of a predictive value without interval because the held-out sample set the rule (guarantee mode).
+NOT_INDEPENDENT_PV = "none (H set the rule)"
+
+
+def predictive_rows(matrix: np.ndarray, alpha: float, independent: bool = True) -> list[dict[str, Any]]:
+    r"""Per class k of a held-out confusion matrix (rows true, columns predicted): the predictive value
+    :math:`P(\text{true } k \mid \text{called } k)` = ``matrix[k, k] / matrix[:, k].sum()`` with its exact two-sided
+    (1 - alpha) Clopper-Pearson interval, and the class's held-out ``prevalence``.
+
+    The calls of class k are independent Bernoulli trials given the rule, so the interval is exact; it is
+    about a population with the held-out sample's class mix. ``independent=False`` (guarantee mode: the
+    held-out rows set the rule) gives no interval.
+    """
+    total = int(matrix.sum())
+    rows = []
+    for k in range(matrix.shape[0]):
+        n, correct = int(matrix[:, k].sum()), int(matrix[k, k])
+        if not independent:
+            lower, upper, method = np.nan, np.nan, NOT_INDEPENDENT_PV
+        elif n == 0:
+            lower, upper, method = np.nan, np.nan, "none (no such calls on held-out)"
+        else:
+            (lower, upper), method = clopper_pearson_interval(correct, n, alpha), "clopper-pearson 2-sided"
+        rows.append({"heldout_n": n, "heldout_correct": correct, "heldout_rate": correct / n if n else np.nan,
+                     "lower": lower, "upper": upper, "method": method,
+                     "prevalence": matrix[k].sum() / total if total else np.nan})
+    return rows
 
 
 class FitResults:

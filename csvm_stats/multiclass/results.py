@@ -28,7 +28,7 @@ from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
 from csvm_stats.preprocessing.design import SampleSplit, Standardizer
 from csvm_stats.models.results import capped_note, solver_notes
-from csvm_stats.models.results_base import RATE_COLUMNS, FitResults
+from csvm_stats.models.results_base import RATE_COLUMNS, FitResults, predictive_rows
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
@@ -325,6 +325,18 @@ class MulticlassResults(FitResults):
         frame = pd.DataFrame(list(table.values()), columns=list(RATE_COLUMNS))
         frame.index = pd.Index(self.classes, name="class")
         return frame
+
+    @cached_property
+    def predictive_values(self) -> pd.DataFrame:
+        """Each class's precision (PPV: P(true class k | called k)) on the held-out sample, with its exact
+        two-sided (1 - alpha) Clopper-Pearson interval and the class's held-out ``prevalence``.
+
+        Unlike the recalls these depend on the class mix: they are at the
+        held-out sample's (the stratified split keeps the data's). In
+        guarantee mode the held-out sample set the offsets: no interval.
+        """
+        rows = predictive_rows(self.confusion_matrix("holdout").to_numpy(), self.model.alpha, self.shift is None)
+        return pd.DataFrame(rows, index=pd.Index(self.classes, name="class"))
 
     @cached_property
     def statements(self) -> pd.Series:

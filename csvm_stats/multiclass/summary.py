@@ -31,6 +31,7 @@ from csvm_stats.reporting.plain import (
     key_values,
     lower_text,
     samples_section,
+    upper_text,
     screening_text,
     selection_caption,
     solver_table,
@@ -73,6 +74,8 @@ class MulticlassSummarySource(Protocol):
     def params_standardized(self) -> pd.DataFrame | None: ...
     @property
     def selected_features(self) -> pd.DataFrame | None: ...
+    @property
+    def predictive_values(self) -> pd.DataFrame: ...
     @property
     def guarantee_cost(self) -> pd.DataFrame | None: ...
     @property
@@ -134,7 +137,8 @@ def _samples(res: MulticlassSummarySource) -> dict[str, str]:
 def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
     level = level_percent(res.model.alpha)
     rows = {}
-    for label, r in res.rates.iterrows():
+    precision = res.predictive_values
+    for k, (label, r) in enumerate(res.rates.iterrows()):
         guaranteed = r["method"] == "order statistic"
         row = {
             "required": fmt(r["target"], 3),
@@ -143,6 +147,10 @@ def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
             f"lower {level}": repr(float(r["lower"])) if guaranteed else lower_text(r["lower"]),
             "certified": fmt(r["certified"]),
         }
+        pv = precision.iloc[k]
+        row["precision (PPV)"] = count_text(pv["heldout_correct"], pv["heldout_n"], pv["heldout_rate"])
+        row[f"PPV {level} interval"] = ("" if pd.isna(pv["lower"])
+                                       else f"{lower_text(pv['lower'])}-{upper_text(pv['upper'])}")
         if detail:
             row["required count"] = ("" if r["required"] is pd.NA
                                      else f"{r['required']}/{r['anchor_n']} ({r['adjusted']:.3f})")
@@ -208,7 +216,9 @@ def _notes(res: MulticlassSummarySource, detail: bool) -> list[str]:
         notes.append(
             f"Each class's recall gets an exact (Clopper-Pearson) one-sided lower bound at {level}, holding separately"
             + ("" if res.shift is None else f" ({level_percent(res.shift.alpha_each)} for the guaranteed classes)")
-            + "; the joint statement holds for its classes at once."
+            + "; the joint statement holds for its classes at once. Each class's precision (PPV, the share "
+            "of its calls that are right) gets an exact two-sided interval; unlike the recall it depends on the "
+            "class mix, here the held-out sample's (the split keeps the data's)."
         )
     notes.append(
         "The requirement-sample recalls are in-sample: the rule was chosen to meet the requirements there, so "
