@@ -25,7 +25,6 @@ import pandas as pd
 from csvm_stats.inference.certification import (
     NO_HOLDOUT,
     ORDER_STATISTIC,
-    RATE_LABELS,
     RATE_UNITS,
     level_percent,
 )
@@ -345,8 +344,3 @@ def build_summary(
     for note in (*_notes(res, detail), *selection_notes):
         summary.add_text(note)
     return summary
-
-
-# kept for the modules that format their own tables with the shared cell rules
-_fmt = fmt
-_key_values = key_values
