@@ -210,8 +210,8 @@ def test_every_rate_is_reported_with_an_exact_interval(fitted):
     assert c.sum() == fitted.split.holdout.size
     assert c[0, 0] == rates.loc["tpr", "heldout_correct"] and c[1, 1] == k
     text = fitted.summary(timing=False).as_text()
-    for label in ("TPR", "TNR", "ACC", "BACC"):
-        assert re.search(rf"^{label} ", text, flags=re.MULTILINE)
+    for label in ("Sensitivity (TPR)", "Specificity (TNR)", "Accuracy", "Balanced accuracy", "PPV (precision)", "NPV"):
+        assert re.search(rf"^{re.escape(label)} ", text, flags=re.MULTILINE)
     assert "Held-out confusion matrix" in text and "lies between" in fitted.statements["tnr"]
 
 

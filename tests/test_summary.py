@@ -1,9 +1,12 @@
-"""The summary object: golden text, HTML and LaTeX renderings (csvm_stats.reporting.summary)."""
+"""The summaries: golden texts (binary, multiclass, sparse, guarantee mode, detail view), renderings,
+and what a summary says when little can be said (no requirement, tiny or empty held-out sample, constant rule)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,15 +17,15 @@ from csvm_stats.inference.bounds import CappedTargetWarning
 from csvm_stats.models.model import CSVM
 from csvm_stats.reporting.summary import Summary
 
-GOLDEN = Path(__file__).parent / "golden" / "csvm_summary.txt"
+GOLDEN = Path(__file__).parent / "golden"
+#: Exact and deterministic fits: SCIP, one thread, a gap it proves.
+EXACT = {"solver": "scip", "time_limit": 60, "mip_gap": 1e-9, "threads": 1}
 
 
-def golden_results():
-    """A small, well-separated problem whose optimum SCIP proves; fixed seed, one thread."""
-    rng = np.random.default_rng(19)
-    n = 80
+def _frame(n: int = 80, seed: int = 19) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
     sick = np.r_[np.ones(n // 2, dtype=bool), np.zeros(n // 2, dtype=bool)]
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "outcome": pd.Categorical(np.where(sick, "case", "control"), categories=["control", "case"]),
             "age": np.round(rng.normal(50, 10, n) + 8 * sick, 1),
@@ -30,27 +33,172 @@ def golden_results():
             "sex": rng.choice(["f", "m"], n),
         }
     )
-    model = CSVM.from_formula("outcome ~ .", frame, tpr_min=0.8, bound="binomial", alpha=0.1)
+
+
+def golden_results():
+    """A small, well-separated problem whose optimum SCIP proves; fixed seed, one thread."""
+    model = CSVM.from_formula("outcome ~ .", _frame(), tpr_min=0.8, bound="binomial", alpha=0.1)
     with pytest.warns(CappedTargetWarning, match="10 anchor points"):
-        return model.fit(random_state=5, solver="scip", time_limit=60, mip_gap=1e-9, threads=1)
+        return model.fit(random_state=5, **EXACT)
+
+
+def _quiet(fit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit()
+
+
+def guarantee_results():
+    model = CSVM.from_formula("outcome ~ .", _frame(200), tpr_min=0.8, bound="binomial")
+    return _quiet(lambda: model.fit(random_state=2, guarantee=True, **EXACT))
+
+
+def multiclass_results():
+    rng = np.random.default_rng(4)
+    n = 150
+    kind = np.repeat(["ant", "bee", "wasp"], n // 3)
+    centre = {"ant": (0.0, 0.0), "bee": (2.0, 0.0), "wasp": (1.0, 2.0)}
+    xy = np.array([centre[k] for k in kind]) + rng.normal(size=(n, 2))
+    frame = pd.DataFrame({"kind": kind, "x": xy[:, 0].round(2), "y": xy[:, 1].round(2),
+                          "noise": rng.normal(size=n).round(2)})
+    model = CSVM.from_formula("kind ~ .", frame, recall_min={"bee": 0.7}, bound="none")
+    return _quiet(lambda: model.fit(random_state=1, **EXACT))
+
+
+def sparse_results():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(160, 8)).round(2)
+    y = np.where(X[:, 0] + X[:, 1] + 0.8 * rng.normal(size=160) > 0, "yes", "no")
+    model = CSVM(pd.Series(y, name="response"), X, tpr_min=0.8, bound="binomial", max_features=2, positive="yes")
+    return _quiet(lambda: model.fit(random_state=1, **EXACT))
 
 
 def without_versions(text: str) -> str:
-    """The golden copy does not pin the solver's version."""
+    """The golden copies do not pin the solver's version (detail view's Backend line)."""
     return re.sub(r"^(Backend\s+scip).*$", r"\1", text, flags=re.MULTILINE)
 
 
-def test_summary_text_matches_golden_copy():
-    text = without_versions(golden_results().summary(timing=False).as_text())
+def _matches_golden(text: str, name: str) -> None:
+    path = GOLDEN / name
+    text = without_versions(text)
     if os.environ.get("CSVM_UPDATE_GOLDEN"):
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+        path.write_text(text)
+    assert text == path.read_text()
 
 
-def test_summary_is_deterministic_and_renders_everywhere():
+# ---------------------------------------------------------------------- golden texts
+def test_summary_text_matches_golden_copy():
+    _matches_golden(golden_results().summary(timing=False).as_text(), "csvm_summary.txt")
+
+
+def test_detail_view_matches_golden_copy():
+    _matches_golden(golden_results().summary(timing=False, detail=True).as_text(), "csvm_summary_detail.txt")
+
+
+def test_guarantee_summary_matches_golden_copy():
+    _matches_golden(guarantee_results().summary(timing=False).as_text(), "guarantee_summary.txt")
+
+
+def test_multiclass_summary_matches_golden_copy():
+    _matches_golden(multiclass_results().summary(timing=False).as_text(), "multiclass_summary.txt")
+
+
+def test_sparse_summary_matches_golden_copy():
+    _matches_golden(sparse_results().summary(timing=False).as_text(), "sparse_summary.txt")
+
+
+# ---------------------------------------------------------------------- the user's words
+INTERNAL_TERMS = ("anchor point", "margin (", "joint lower", "BACC", "epigraph", "feature-map", "Formulation",
+                  "Best bound", "Nodes", "branch-and-bound")
+
+
+@pytest.mark.parametrize("make", [golden_results, guarantee_results, multiclass_results, sparse_results])
+def test_default_view_keeps_internal_terms_out_and_detail_keeps_them(make):
+    res = make()
+    text = res.summary(timing=False).as_text()
+    for term in INTERNAL_TERMS:
+        assert term not in text, term
+    assert "Requirement sample (J, anchor)" in text and "Held-out sample (H)" in text
+    assert "Result" in text and "proven optimal" in text and "clock='wall'" in text
+    detail = res.summary(timing=False, detail=True).as_text()
+    assert "Formulation" in detail and "joint lower" in detail and "Margin (bound)" in detail
+
+
+def test_rates_in_clinical_words_with_exact_intervals_and_certification():
+    res = golden_results()
+    text = res.summary(timing=False).as_text()
+    for label in ("Sensitivity (TPR)", "Specificity (TNR)", "Accuracy", "Balanced accuracy", "PPV (precision)", "NPV"):
+        assert re.search(rf"^{re.escape(label)} ", text, flags=re.MULTILINE), label
+    assert "certified" in text and "depend on the prevalence" in text
+    pv = res.predictive_values
+    c = res.confusion_matrix("holdout")
+    tp, fp = c.loc["case", "case"], c.loc["control", "case"]
+    assert (pv.loc["ppv", "heldout_correct"], pv.loc["ppv", "heldout_n"]) == (tp, tp + fp)
+    from scipy import stats
+
+    assert pv.loc["ppv", "lower"] == pytest.approx(stats.beta.ppf(0.05, tp, fp + 1))
+    # the requirement is met on J (10/10) but not certified on H: said in words
+    assert res.rates.loc["tpr", "met"] and not res.rates.loc["tpr", "certified"]
+    flat = " ".join(text.split())
+    assert "required 0.8; the held-out data support only >= 0.550 at 90%, so this requirement is NOT certified" in flat
+
+
+def test_timing_view_gives_cpu_and_wall_time_and_the_clock():
+    res = golden_results()
+    text = res.summary().as_text()
+    assert "CPU time (s)" in text and "Wall time (s)" in text and "60 s of wall-clock time" in text
+    assert "Wall time" not in res.summary(timing=False).as_text()
+
+
+# ---------------------------------------------------------------------- what cannot be said
+def test_no_requirement_says_nothing_is_certified():
+    res = _quiet(lambda: CSVM.from_formula("outcome ~ .", _frame(), alpha=0.1).fit(random_state=5, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "Requirements none (nothing was required, so nothing is certified)" in text
+    assert "nothing was required of this fit (an ordinary SVM), so there is nothing to certify" in text
+    assert res.rates["certified"].isna().all() and res.requirements.empty
+
+
+def test_multiclass_without_requirement_says_so():
+    frame = _frame()
+    res = _quiet(lambda: CSVM.from_formula("outcome ~ .", frame, recall_min={}).fit(random_state=5, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "nothing was required of this fit, so there is nothing to certify" in text
+
+
+def test_tiny_heldout_sample_is_too_small_to_certify():
+    model = CSVM.from_formula("outcome ~ .", _frame(), tpr_min=0.8, bound="none", fractions=(0.5, 0.4, 0.1))
+    res = _quiet(lambda: model.fit(random_state=5, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "The held-out sample has only 4 positives" in text and "too small to certify" in text
+
+
+def test_empty_heldout_sample_says_nothing_can_be_said():
+    model = CSVM.from_formula("outcome ~ .", _frame(), tpr_min=0.8, bound="none", fractions=(0.6, 0.4, 0.0))
+    res = _quiet(lambda: model.fit(random_state=5, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "There is no held-out sample, so nothing can be said about new data" in text
+    assert "no held-out evidence" in text and "Held-out confusion matrix" not in text
+
+
+def test_constant_rule_is_said_in_plain_words():
+    from csvm_stats.models.results import CSVMResults
+
+    res = golden_results()
+    flat = dataclasses.replace(res.engine_fit, coef=res.engine_fit.coef * 1e-12, intercept=1.0)
+    zero = CSVMResults(dataclasses.replace(res.state, engine_fit=flat))
+    text = " ".join(zero.summary(timing=False).as_text().split())
+    assert "The fitted rule ignores the predictors: this classifier calls every point positive ('case')" in text
+    assert "w is numerically zero" not in text and "w is numerically zero" in " ".join(
+        zero.summary(timing=False, detail=True).as_text().split())
+    assert zero.predictive_values.loc["npv", "heldout_n"] == 0
+    assert np.isnan(zero.predictive_values.loc["npv", "lower"])
+
+
+# ---------------------------------------------------------------------- the object
+def test_summary_renders_everywhere():
     res = golden_results()
     summary = res.summary()
-    assert "Wall time (s)" in summary.as_text() and "Wall time" not in res.summary(timing=False).as_text()
     html = summary._repr_html_()
     assert html.startswith('<div class="csvm-summary">') and "<caption>Rates" in html
     latex = summary.as_latex()
@@ -79,7 +227,7 @@ def test_summary_is_a_statsmodels_summary():
     assert isinstance(summary, StatsmodelsSummary)
     assert all(isinstance(t, pd.DataFrame) for t in summary.tables)
     assert len(summary.settings) == len(summary.tables)
-    assert any(note.startswith("The anchor-sample rates") for note in summary.extra_txt)
+    assert any(note.startswith("The requirement-sample rates") for note in summary.extra_txt)
     summary.add_dict({"extra key": 1.5})  # statsmodels' own method on our summary
     assert re.search(r"^extra key\s+1\.5000$", summary.as_text(), flags=re.MULTILINE)
     assert "extra key" in summary.as_html() and "extra key" in summary.as_latex()

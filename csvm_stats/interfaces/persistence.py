@@ -44,7 +44,10 @@ A ZIP archive with exactly these members:
     for a sparse CSVM also ``selection``: ``{"route": "l1"|"cardinality",
     "max_features": int|null, "exact": bool, "features": {name: coef}}``
     (the selected features and their coefficients in original units; absent
-    for a full-feature CSVM and in older files).
+    for a full-feature CSVM and in older files; a multiclass gene list gives
+    each feature's ``coef_std_norm``); ``sample_roles`` (absent in older
+    files): ``{"rows": [str], "roles": [str]}``, each data row's label and
+    its role ``"training"``, ``"anchor"``, ``"held-out"`` or ``"unused"``.
 
     ``calibration`` (optional; absent in files written before it existed):
     null, or ``{"method": "held-out"|"cross-fitted", "n": int,
@@ -240,6 +243,8 @@ def report_fields(results: CSVMResults) -> dict[str, Any]:
         "warnings": [str(w) for w in results.warnings],
         "samples": {k: int(v) for k, v in results.split.sizes().items()},
         "random_state": int(results.random_state),
+        "sample_roles": {"rows": [str(i) for i in results.sample_roles.index],
+                         "roles": [str(r) for r in results.sample_roles]},
         **_selection_report(results),
     }
 
@@ -254,7 +259,8 @@ def _selection_report(results: CSVMResults) -> dict[str, Any]:
             "route": results.route,
             "max_features": results.engine_fit.max_features,
             "exact": bool(results.exact),
-            "features": {str(k): float(v) for k, v in selected["coef"].items()},
+            "features": {str(k): float(v) for k, v in
+                         selected["coef" if "coef" in selected.columns else "coef_std_norm"].items()},
         }
     }
 
@@ -863,6 +869,12 @@ class SavedModel:
         """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
         return self.report.get("random_state")
 
+    @property
+    def sample_roles(self) -> pd.Series | None:
+        """Each fitted row's role (``CSVMResults.sample_roles``, row labels as text); ``None`` in older files."""
+        roles = self.report.get("sample_roles")
+        return None if roles is None else pd.Series(roles["roles"], index=roles["rows"], name="sample", dtype=object)
+
 
 def _check_selection(selection: Any, columns: list[str]) -> None:
     if selection is None:
@@ -888,6 +900,12 @@ def _report(report: Any, columns: list[str]) -> dict[str, Any]:
     seed = report.get("random_state")
     _require(seed is None or _is_integer(seed), "report.random_state must be an integer")
     _check_selection(report.get("selection"), columns)
+    roles = report.get("sample_roles")
+    _require(roles is None or (isinstance(roles, dict) and isinstance(roles.get("rows"), list)
+                               and isinstance(roles.get("roles"), list) and len(roles["rows"]) == len(roles["roles"])
+                               and all(isinstance(v, str) for v in roles["rows"])
+                               and set(roles["roles"]) <= {"training", "anchor", "held-out", "unused"}),
+             "report.sample_roles must list the rows and their roles")
     return report
 
 

@@ -50,12 +50,12 @@ from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import Calibration, calibrate, planned_route
 from csvm_stats.models.fitstate import FittedState
+from csvm_stats.models.results_base import SAMPLES, FitResults, predictive_rows
 from csvm_stats.optimization.kernels import FeatureMap
 from csvm_stats.optimization.problem import RATE_KINDS as RATES
 from csvm_stats.optimization.solvers.base import SolveRecord, Status
 from csvm_stats.reporting.summary import Summary, build_summary
 
-SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
 #: Values of ``predict_proba(method=...)``: the calibrated default and the paper's ensembles.
 PROBABILITY_METHODS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2", "ebb-va")
 #: Training points with y f(x) <= 1 + SUPPORT_TOL count as support vectors.
@@ -108,8 +108,12 @@ def solver_notes(record: SolveRecord, feature_map: FeatureMap, big_m: float | No
         )
     return notes
 
-class CSVMResults:
+class CSVMResults(FitResults):
     """A fitted CSVM. Built by :meth:`csvm_stats.models.model.CSVM.fit` from a :class:`FittedState`; read-only.
+
+    The names shared with every model form (``confusion_matrix``,
+    ``sample_roles``, ``requirements``, ``rates`` columns, the selection
+    attributes) come from :class:`~csvm_stats.models.results_base.FitResults`.
 
     ``model`` is the model that was fitted, ``random_state`` the seed of the
     split and the solver (drawn by the fit when none was given),
@@ -372,6 +376,37 @@ class CSVMResults:
     def _sample(self, name: str) -> np.ndarray:
         return getattr(self.split, name)
 
+    @property
+    def classes(self) -> list[Any]:
+        """The two labels (their own dtype), positive first: the order of :meth:`confusion_matrix`."""
+        return [self.model.coding.positive, self.model.coding.negative]
+
+    def _true_and_predicted(self, sample: str) -> tuple[np.ndarray, np.ndarray]:
+        idx = self._sample(sample)
+        true = np.where(self.model.y[idx] > 0, 0, 1)
+        return true, np.where(self._fitted_decision[idx] >= 0, 0, 1)
+
+    def _requirement_rows(self) -> list[tuple[Any, str, AdjustedTarget]]:
+        """Keys: the positive label (sensitivity), the negative label (specificity), "all points" (accuracy)."""
+        keys = {"tpr": self.model.coding.positive, "tnr": self.model.coding.negative, "acc": "all points"}
+        return [(keys[rate], RATE_LABELS[rate], adj) for rate, adj in self.adjusted.items()]
+
+    @cached_property
+    def predictive_values(self) -> pd.DataFrame:
+        r"""PPV and NPV on the held-out sample with exact two-sided (1 - alpha) Clopper-Pearson intervals.
+
+        PPV = P(truly positive | called positive) = tp / (tp + fp), NPV =
+        tn / (tn + fn). Unlike the sensitivity and specificity they depend on
+        the prevalence: these are at the held-out sample's share of
+        positives (column ``prevalence``; the stratified split keeps the
+        data's), and in a population with prevalence :math:`\pi` they are
+        :math:`\pi\,\mathrm{sens} / (\pi\,\mathrm{sens} + (1 - \pi)(1 - \mathrm{spec}))` and its analogue.
+        In guarantee mode the held-out sample set the intercept, so no interval is given.
+        """
+        rows = predictive_rows(self.confusion_matrix("holdout").to_numpy(), self.model.alpha, self.umbrella is None)
+        rows[1]["prevalence"] = rows[0]["prevalence"]  # both at the share of positives
+        return pd.DataFrame(rows, index=["ppv", "npv"])
+
     @cached_property
     def confusion(self) -> pd.DataFrame:
         """Confusion counts (tp, fn, tn, fp, n) on the training, anchor and held-out samples."""
@@ -390,7 +425,7 @@ class CSVMResults:
 
     @cached_property
     def heldout_confusion(self) -> pd.DataFrame:
-        """The held-out confusion matrix: rows the true class, columns the predicted class (labels as given)."""
+        """The held-out confusion matrix with text labels ("true 'a'", "predicted 'a'"); see :meth:`confusion_matrix`."""
         c = self.confusion.loc["holdout"]
         pos, neg = repr(self.model.coding.positive), repr(self.model.coding.negative)
         return pd.DataFrame(
@@ -567,13 +602,15 @@ class CSVMResults:
         notes += [capped_note(RATE_LABELS[rate], adj) for rate, adj in self.adjusted.items() if adj.capped]
         return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "CSVM")
 
-    def summary(self, *, timing: bool = True) -> Summary:
+    def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).
 
-        ``timing=False`` leaves out the solve time, which differs between
+        ``timing=False`` leaves out the solve times, which differ between
         identical runs, so that the text can be compared with a stored copy.
+        ``detail=True`` adds the internal terms (anchor counts and margin,
+        joint bounds, the solver's formulation and objective).
         """
-        return build_summary(self, timing=timing)
+        return build_summary(self, timing=timing, detail=detail)
 
     def __repr__(self) -> str:
         return f"<CSVMResults: {self.model!r}, solver {self.solver.status.value}>"

@@ -123,14 +123,20 @@ class MulticlassCSVM(CSVM):
         max_features: int | None = None,
         screen: int | None = None,
     ) -> None:
+        if penalty != "l2":
+            raise DataError(
+                f"penalty={penalty!r} is not offered with several classes or recall_min: the L1-norm CSVM is "
+                "implemented for the two-class rates (tpr_min, tnr_min, acc_min) only. For a sparse rule with "
+                "per-class recalls use max_features=s (a gene list of at most s columns shared by all classes)."
+            )
         binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
                                           ("positive", positive)) if v is not None}
-        if penalty != "l2":
-            binary_only["penalty"] = penalty
         if binary_only:
             raise DataError(
-                f"{sorted(binary_only)} belong to the two-class model; with several classes (or recall_min) state "
-                "the required recall of each class: recall_min={'label': 0.9, ...}."
+                f"{sorted(binary_only)} belong to the two-class model and cannot be combined with per-class "
+                "recalls (they name rates of a positive and a negative class, recall_min names classes); with "
+                "several classes (or recall_min) state the required recall of each class: "
+                "recall_min={'label': 0.9, ...} (for two classes, recall_min={positive: p} is the sensitivity)."
             )
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]

@@ -28,10 +28,10 @@ from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
 from csvm_stats.preprocessing.design import SampleSplit, Standardizer
 from csvm_stats.models.results import capped_note, solver_notes
+from csvm_stats.models.results_base import RATE_COLUMNS, FitResults, predictive_rows
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
-    confusion_counts,
     guarantee_recall_statement,
     recall_bounds,
     recall_counts,
@@ -75,11 +75,14 @@ class MulticlassSpec(Protocol):
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame: ...
 
-SAMPLES: tuple[str, ...] = ("train", "anchor", "holdout")
-
-
-class MulticlassResults:
+class MulticlassResults(FitResults):
     """A fitted multiclass CSVM. Built by :meth:`MulticlassCSVM.fit`; read-only.
+
+    The names shared with every model form (``confusion_matrix``,
+    ``sample_roles``, ``requirements``, ``rates`` columns, the selection
+    attributes) come from :class:`~csvm_stats.models.results_base.FitResults`;
+    the rate table, statements and requirements are keyed by the class
+    labels in their own dtype.
 
     ``random_state`` is the seed of the split and the solver (drawn by the fit when none was given).
     """
@@ -216,18 +219,56 @@ class MulticlassResults:
         """The solver record: status, objective, bound, gap, times, nodes, backend."""
         return self.engine_fit.record
 
+    # ------------------------------------------------------------------ feature selection (max_features)
+    @property
+    def _selects(self) -> bool:
+        return getattr(self.engine_fit, "max_features", None) is not None
+
+    @cached_property
+    def selected_features(self) -> pd.DataFrame | None:  # type: ignore[override]
+        """The gene list (``max_features`` fits; ``None`` otherwise), largest ``coef_std_norm`` first.
+
+        One column per class with its coefficients (original units) and
+        ``coef_std_norm``, the Euclidean norm over the classes of the
+        standardised coefficients (comparable across features).
+        """
+        if not self._selects:
+            return None
+        idx = np.asarray(self.engine_fit.selected, dtype=int)
+        names = self.model.exog_names
+        frame = self.params.iloc[idx].copy()
+        frame.columns = pd.Index(self.classes, name="class")
+        frame["coef_std_norm"] = np.linalg.norm(self.engine_fit.coef[:, idx], axis=0)
+        frame.index = pd.Index([names[k] for k in idx], name="feature")
+        return frame.iloc[np.argsort(-frame["coef_std_norm"].to_numpy(), kind="stable")]
+
+    @property
+    def n_selected(self) -> int | None:  # type: ignore[override]
+        return None if not self._selects else int(np.asarray(self.engine_fit.selected).size)
+
+    @property
+    def exact(self) -> bool | None:  # type: ignore[override]
+        """False when screening made the gene-list route a heuristic; ``None`` without selection."""
+        if not self._selects:
+            return None
+        screening = self.engine_fit.screening
+        return screening is None or screening.exact
+
+    @property
+    def route(self) -> str | None:  # type: ignore[override]
+        """``"cardinality"`` for a gene list (``max_features``), ``None`` without selection."""
+        return "cardinality" if self._selects else None
+
     # ------------------------------------------------------------------ confusion and recalls
     def _predicted(self, sample: str) -> tuple[np.ndarray, np.ndarray]:
         rows = getattr(self.split, sample)
         return self.model.y[rows], argmax_rule(self._fitted_scores[rows])
 
-    def confusion_matrix(self, sample: str = "holdout") -> pd.DataFrame:
-        """Counts on ``sample`` ("train", "anchor", "holdout"): rows the true class, columns the predicted one."""
-        if sample not in SAMPLES:
-            raise ValueError(f"sample must be one of {SAMPLES}, got {sample!r}.")
-        y, pred = self._predicted(sample)
-        counts = confusion_counts(y, pred, len(self.classes))
-        return pd.DataFrame(counts, index=pd.Index(self.classes, name="true"), columns=pd.Index(self.classes, name="predicted"))
+    def _true_and_predicted(self, sample: str) -> tuple[np.ndarray, np.ndarray]:
+        return self._predicted(sample)
+
+    def _requirement_rows(self) -> list[tuple[Any, str, AdjustedTarget]]:
+        return [(self.classes[k], f"recall of {self.classes[k]!r}", adj) for k, adj in sorted(self.adjusted.items())]
 
     @property
     def confusion(self) -> pd.DataFrame:
@@ -253,7 +294,7 @@ class MulticlassResults:
         joint = self.joint_classes
         bounds = recall_bounds(h_n, h_k, alpha, len(joint))
         table = {}
-        for k, name in enumerate(self._names):
+        for k, name in enumerate(self.classes):
             adj = self.adjusted.get(k)
             target = self.model.recall_min.get(k, np.nan)
             if self.shift is not None and k in self.shift.classes:
@@ -276,24 +317,41 @@ class MulticlassResults:
                 "heldout_correct": int(h_k[k]),
                 "heldout_rate": bounds[k].rate,
                 "lower": lower,
+                "upper": np.nan,  # one-sided lower bounds only
                 "joint_lower": joint_lower,
                 "method": method,
                 "certified": bool(lower >= target) if adj and not np.isnan(lower) else pd.NA,
             }
-        return pd.DataFrame.from_dict(table, orient="index")
+        frame = pd.DataFrame(list(table.values()), columns=list(RATE_COLUMNS))
+        frame.index = pd.Index(self.classes, name="class")
+        return frame
+
+    @cached_property
+    def predictive_values(self) -> pd.DataFrame:
+        """Each class's precision (PPV: P(true class k | called k)) on the held-out sample, with its exact
+        two-sided (1 - alpha) Clopper-Pearson interval and the class's held-out ``prevalence``.
+
+        Unlike the recalls these depend on the class mix: they are at the
+        held-out sample's (the stratified split keeps the data's). In
+        guarantee mode the held-out sample set the offsets: no interval.
+        """
+        rows = predictive_rows(self.confusion_matrix("holdout").to_numpy(), self.model.alpha, self.shift is None)
+        return pd.DataFrame(rows, index=pd.Index(self.classes, name="class"))
 
     @cached_property
     def statements(self) -> pd.Series:
         """One sentence per class, each holding separately (at 1 - alpha; in guarantee mode at the Sidak level)."""
-        out = {}
-        for k, (name, row) in enumerate(self.rates.iterrows()):
+        out = []
+        for k, (_, row) in enumerate(self.rates.iterrows()):
+            name = self._names[k]
             if self.shift is not None and k in self.shift.classes:
-                out[name] = guarantee_recall_statement(name, self.shift, k)
+                out.append(guarantee_recall_statement(name, self.shift, k))
             elif row["heldout_n"] == 0:
-                out[name] = NO_HOLDOUT_STATEMENT
+                out.append(NO_HOLDOUT_STATEMENT)
             else:
-                out[name] = recall_statement(name, row["lower"], row["heldout_correct"], row["heldout_n"], self.model.alpha)
-        return pd.Series(out, name="statement")
+                out.append(recall_statement(name, row["lower"], row["heldout_correct"], row["heldout_n"],
+                                            self.model.alpha))
+        return pd.Series(out, index=pd.Index(self.classes, name="class"), name="statement")
 
     @cached_property
     def joint_statement(self) -> str:
@@ -302,7 +360,8 @@ class MulticlassResults:
             return NO_HOLDOUT_STATEMENT
         alpha, rates = self.model.alpha, self.rates
         names = [self._names[k] for k in self.joint_classes]
-        parts = " and ".join(f"recall of {n!r} >= {floor2(rates.loc[n, 'joint_lower'])}" for n in names)
+        parts = " and ".join(f"recall of {self._names[k]!r} >= {floor2(rates['joint_lower'].iloc[k])}"
+                             for k in self.joint_classes)
         if self.shift is not None and len(names) == 1:
             return f"With {level_percent(alpha)} confidence: {parts} (guarantee mode: order-statistic rule)."
         if self.shift is not None:
@@ -332,7 +391,7 @@ class MulticlassResults:
         n, k_before = recall_counts(y, before, K)
         _, k_after = recall_counts(y, after, K)
         return pd.DataFrame({"n": n, "correct_csvm_offsets": k_before, "correct_guarantee_offsets": k_after},
-                            index=pd.Index(self._names, name="class"))
+                            index=pd.Index(self.classes, name="class"))
 
     # ------------------------------------------------------------------ warnings and summary
     @cached_property
@@ -342,9 +401,12 @@ class MulticlassResults:
                  for k, adj in self.adjusted.items() if adj.capped]
         return notes + solver_notes(self.solver, self.engine_fit.feature_map, self.model.big_m, "multiclass CSVM")
 
-    def summary(self, *, timing: bool = True) -> Summary:
-        """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits run times."""
-        return build_multiclass_summary(self, timing=timing)
+    def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
+        """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).
+
+        ``timing=False`` omits run times; ``detail=True`` adds the internal terms (anchor counts, margin, solver).
+        """
+        return build_multiclass_summary(self, timing=timing, detail=detail)
 
     def __repr__(self) -> str:
         return f"<MulticlassResults: {self.model!r}, solver {self.solver.status.value}>"

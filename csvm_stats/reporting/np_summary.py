@@ -17,7 +17,8 @@ import pandas as pd
 
 from csvm_stats.inference.certification import ORDER_STATISTIC, level_percent, ordinal
 from csvm_stats.models.learners import describe_estimator
-from csvm_stats.reporting.summary import Summary, _bound_text, _fmt, _key_values, _observed
+from csvm_stats.reporting.document import Summary
+from csvm_stats.reporting.plain import count_text, fmt, key_values, lower_text, upper_text
 
 
 def _model_table(res: Any, timing: bool) -> pd.DataFrame:
@@ -55,7 +56,7 @@ def _model_table(res: Any, timing: bool) -> pd.DataFrame:
     }
     if timing:
         pairs["Fit time (CPU s)"] = f"{res.fit_time:.2f}"
-    return _key_values(pairs)
+    return key_values(pairs)
 
 
 def _rate_table(res: Any) -> pd.DataFrame:
@@ -64,10 +65,11 @@ def _rate_table(res: Any) -> pd.DataFrame:
     for rate, r in res.rates.iterrows():
         upper = r["upper"] if "upper" in r.index else np.nan
         rows[str(rate).upper() if not res.model.multiclass else str(rate)] = {
-            "target": _fmt(r["target"], 3),
-            "held-out": _observed(r, "heldout"),
-            f"lower {level}": _bound_text(r["lower"], r["method"]),
-            f"upper {level}": _bound_text(upper, r["method"], upper=True),
+            "target": fmt(r["target"], 3),
+            "held-out": count_text(r["heldout_correct"], r["heldout_n"], r["heldout_rate"]),
+            # a guaranteed rate's lower end is its target, exactly as required (order statistic)
+            f"lower {level}": repr(float(r["target"])) if r["method"] == ORDER_STATISTIC else lower_text(r["lower"]),
+            f"upper {level}": upper_text(upper),
             "method": r["method"],
         }
     return pd.DataFrame.from_dict(rows, orient="index")

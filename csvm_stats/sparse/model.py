@@ -114,7 +114,8 @@ def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> N
     if check_integer(max_features, "max_features", none=True) is None:
         return
     if penalty != "l2":
-        raise DataError("max_features is the cardinality route of the L2 CSVM; use it with penalty='l2'.")
+        raise DataError("max_features is the cardinality route of the L2 CSVM; use it with penalty='l2'. It is not "
+                        "offered with penalty='l1', whose C already sets how many features are kept.")
     if max_features > n_features:
         raise DataError(f"max_features={max_features} exceeds the {n_features} columns; lower it or use None.")
 

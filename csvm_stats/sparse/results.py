@@ -18,6 +18,7 @@ import pandas as pd
 
 from csvm_stats.models.results import CSVMResults
 from csvm_stats.optimization.solvers import SolverOptions
+from csvm_stats.reporting.plain import screening_text, selection_caption
 from csvm_stats.reporting.summary import Summary, build_summary
 
 SELECTION_NOTE = (
@@ -30,12 +31,12 @@ class SparseCSVMResults(CSVMResults):
     """A fitted sparse CSVM (``penalty="l1"`` or ``max_features``); see :class:`CSVMResults`."""
 
     @property
-    def route(self) -> str:
+    def route(self) -> str:  # type: ignore[override]
         """``"l1"`` (L1-norm CSVM) or ``"cardinality"`` (L2 CSVM with at most s features)."""
         return "cardinality" if self.engine_fit.max_features is not None else "l1"
 
     @cached_property
-    def selected_features(self) -> pd.DataFrame:
+    def selected_features(self) -> pd.DataFrame:  # type: ignore[override]
         """The features with a non-zero coefficient, largest standardised coefficient first.
 
         Columns ``coef`` (original units) and ``coef_std`` (standardised
@@ -50,11 +51,11 @@ class SparseCSVMResults(CSVMResults):
         return frame.iloc[np.argsort(-np.abs(frame["coef_std"].to_numpy()), kind="stable")]
 
     @property
-    def n_selected(self) -> int:
+    def n_selected(self) -> int:  # type: ignore[override]
         return int(self.engine_fit.selected.size)
 
     @property
-    def exact(self) -> bool:
+    def exact(self) -> bool:  # type: ignore[override]
         """False when screening made the cardinality route a heuristic (:mod:`csvm_stats.sparse.model`)."""
         screening = self.engine_fit.screening
         return screening is None or screening.exact
@@ -117,8 +118,8 @@ class SparseCSVMResults(CSVMResults):
                    "seed": own["random_state"], "clock": own["clock"]}
         return SolverOptions(**{**options, **{key: value for key, value in given.items() if value is not None}})
 
-    def summary(self, *, timing: bool = True) -> Summary:
-        """The CSVM summary with the selected features in place of all coefficients."""
+    def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
+        """The CSVM summary with the selected features (never an all-zero row) and the screening note."""
         fit, p = self.engine_fit, len(self.model.exog_names)
         route = (
             f"L2 CSVM with at most {fit.max_features} features" if self.route == "cardinality"
@@ -127,8 +128,9 @@ class SparseCSVMResults(CSVMResults):
         table = self.selected_features.rename(columns={"coef_std": "coef (standardised)"})
         intercept = pd.DataFrame({"coef": [self.params["Intercept"]], "coef (standardised)": [self.intercept]},
                                  index=["Intercept"])
-        caption = f"Selected features: {self.n_selected} of {p} ({route}; decision f(x) >= 0 means positive)"
+        caption = selection_caption(self.n_selected, p, f"{route}; decision f(x) >= 0 means positive")
+        notes = (screening_text(fit.screening),) if self.exact else ()  # else self.warnings has the screening note
         return build_summary(
-            self, timing=timing, coefficients=(caption, pd.concat([table, intercept])),
-            title="Sparse constrained SVM (CSVM) Results",
+            self, timing=timing, detail=detail, coefficients=(caption, pd.concat([table, intercept])),
+            selection_notes=notes, title="Sparse constrained SVM (CSVM) Results",
         )
