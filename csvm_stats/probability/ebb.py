@@ -470,7 +470,7 @@ class EBB(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- predict
     def bootstrap_scores(self, X, theta: int) -> np.ndarray:
-        """The (n, B) score matrix of grid point ``theta`` (row of theta_grid_) on X.
+        """The (n, B) score matrix of grid point ``theta`` (row of ``theta_grid_``) on X.
 
         A histogram of a row is the paper's per-instance score histogram.
         """
