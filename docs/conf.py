@@ -31,6 +31,9 @@ sys.path.insert(0, str(DOCS / "_ext"))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
 os.environ.setdefault("CSVM_VIGNETTE_QUICK", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# tqdm.auto warns in a Jupyter kernel without ipywidgets ("IProgress not found"); the executed pages
+# run in such a kernel but show no progress bars, so that warning would only be build-machine noise.
+os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), "ignore:IProgress not found"]))
 
 import csvm_stats  # noqa: E402
 
@@ -52,6 +55,7 @@ extensions = [
 exclude_patterns = ["_build", "conf.py", "_ext", "**.ipynb_checkpoints", "examples/*_files"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
+html_css_files = ["csvm.css"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
 
 # --- API reference -----------------------------------------------------------------------------

@@ -113,8 +113,24 @@ def _open(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProces
     return subprocess.run([_chromium(), *flags, *extra, page.as_uri()], capture_output=True, text=True, timeout=120)
 
 
-#: Lines Chromium prints for messages of the page's console (level 2 = warning, 3 = error in its logging).
-_CONSOLE = re.compile(r"CONSOLE\(\d+\)\]|:CONSOLE:|console\.(error|warn)", re.IGNORECASE)
+#: Chromium's stderr line for a message of the page's console (``...:INFO:CONSOLE:1] "text", source: ...``);
+#: it prints console.log, console.error and uncaught exceptions alike, so every console message counts
+#: except the theme's own informational ones (pydata-sphinx-theme logs "[PST]: Changed to light mode ...").
+_CONSOLE = re.compile(r':CONSOLE(?::|\()\d+\)?\] "(?P<text>.*)", source: (?P<source>\S+)')
+
+
+def _console_errors(stderr: str) -> list[str]:
+    messages = [m for m in map(_CONSOLE.search, stderr.splitlines()) if m]
+    return [f"{m['text']} ({m['source']})" for m in messages if not m["text"].startswith("[PST]: ")]
+
+
+def test_console_messages_are_read():
+    """The console check sees an error and an uncaught exception in Chromium's own log format."""
+    log = ('[682:682:1202/072727.388068:INFO:CONSOLE:1] "boom", source: file:///tmp/bad.html (1)\n'
+           '[682:682:1202/072727.394560:INFO:CONSOLE:1] "Uncaught ReferenceError: f is not defined", source: file:///b (1)\n'
+           '[1:1:1202/072805.660270:INFO:CONSOLE:1] "[PST]: Changed to light mode using the light theme.", source: x.js (1)\n'
+           '[1:1:1202/072718.625418:ERROR:dbus/bus.cc:405] Failed to connect to the bus')
+    assert _console_errors(log) == ["boom (file:///tmp/bad.html)", "Uncaught ReferenceError: f is not defined (file:///b)"]
 
 
 @pytest.mark.parametrize(("page", "heading"), [("index.html", "csvm-stats"), ("api/generated/csvm_stats.CSVM.html", "CSVM")])
@@ -127,7 +143,7 @@ def test_pages_render_in_chromium(site, tmp_path, page, heading):
     headings = re.findall(r"<h1[^>]*>(.*?)</h1>", dom, flags=re.S)
     assert any(heading in re.sub(r"<[^>]+>", "", h) for h in headings), headings
     assert 'class="bd-header' in dom or "bd-header" in dom  # the theme's header was rendered
-    errors = [line for line in done.stderr.splitlines() if _CONSOLE.search(line)]
+    errors = _console_errors(done.stderr)
     assert not errors, errors
     shot = tmp_path / "page.png"
     taken = _open(site / page, tmp_path, f"--screenshot={shot}", "--window-size=1280,900")

@@ -110,33 +110,86 @@ def register_model_form(applies: Callable[[Any, Any], bool], form: type[CSVM]) -
 class CSVM:
     """Constrained support vector machine with required rates (TPR, TNR, accuracy).
 
+    The max-margin SVM among the classifiers that classify at least a
+    required number of anchor points of a class correctly (see the user
+    guide's "Requirements and the three samples"): ``fit()`` splits the rows
+    into training, anchor and held-out samples, solves the mixed-integer
+    problem and returns a :class:`~csvm_stats.models.results.CSVMResults`
+    with the held-out confidence statements.
+
     Parameters
     ----------
-    endog : labels (0/1, bool, strings or a pandas Categorical), one per row.
-    exog : predictors, an (n, p) array or a numeric DataFrame.
-    tpr_min, tnr_min, acc_min : required true positive rate, true negative
-        rate and accuracy, each strictly between 0 and 1, or ``None``.
-    alpha : level of the confidence margins and statements (0 < alpha < 1).
-    bound : margin added to the required rates on the anchor sample:
-        ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
-    kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
-        the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
-        ``big_m=None`` (default) solves the exact CSVM with proven per-point
-        big-M constants; a number M is the paper's big-M model.
-    positive : the label of the positive class; default the second level.
-    standardize : centre and scale the columns with statistics of the
-        training and anchor samples (the held-out sample is never used).
-    fractions : (train, anchor, held-out) shares; held-out may be 0.
-    samples : explicit row positions instead of a random split:
+    endog : array-like
+        Labels (0/1, bool, strings or a pandas Categorical), one per row.
+    exog : array-like or pandas.DataFrame
+        Predictors, an (n, p) array or a numeric DataFrame.
+    tpr_min, tnr_min, acc_min : float or None
+        Required true positive rate, true negative rate and accuracy, each
+        strictly between 0 and 1, or ``None``.
+    alpha : float, default 0.05
+        Level of the confidence margins and statements (0 < alpha < 1).
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        Margin added to the required rates on the anchor sample: the paper's
+        Hoeffding margin, the exact binomial one, or none.
+    kernel : {"linear", "rbf", "poly"} or callable, default "linear"
+        The kernel; the objective is ``w'w + C * sum(xi)`` (scikit-learn's
+        SVC with C/2).
+    C : float, default 1.0
+        Weight of the hinge loss.
+    gamma : float or "scale", default "scale"
+        RBF and polynomial kernel parameter.
+    degree : int, default 3
+        Polynomial degree.
+    coef0 : float, default 1.0
+        Polynomial kernel offset.
+    rank : int or None
+        Truncate the kernel factorisation to this rank (an approximation the
+        summary reports); ``None`` keeps the numerical rank (exact).
+    big_m : float or None
+        ``None`` (default) solves the exact CSVM with proven per-point big-M
+        constants; a number M is the paper's big-M model.
+    positive : object, optional
+        The label of the positive class; default the second level.
+    standardize : bool, default True
+        Centre and scale the columns with statistics of the training and
+        anchor samples (the held-out sample is never used).
+    fractions : sequence of float, default (0.5, 0.25, 0.25)
+        (train, anchor, held-out) shares; held-out may be 0.
+    samples : mapping or None
+        Explicit row positions instead of a random split:
         ``{"train": ..., "anchor": ..., "holdout": ...}``.
-    penalty, max_features, screen : feature selection inside the CSVM
-        (:mod:`csvm_stats.sparse.model`, linear kernel only): ``penalty="l1"`` solves
-        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
-        with at most s non-zero coefficients, its MIQP restricted to the
-        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse.model`).
-    recall_min : ``{class label: required recall}``; given, or with more than
-        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+    penalty : {"l2", "l1"}, default "l2"
+        ``"l1"`` solves the L1-norm CSVM ``min ||w||_1 + C sum(xi)`` (a MILP;
+        :mod:`csvm_stats.sparse.model`, linear kernel only).
+    max_features : int or None
+        At most this many non-zero coefficients (the L2 CSVM with a
+        cardinality budget).
+    screen : int or None
+        The MIQP of ``max_features`` sees only this many best-ranked columns
+        (default rule in :mod:`csvm_stats.sparse.model`).
+    recall_min : dict or None
+        ``{class label: required recall}``; given, or with more than two
+        classes in ``endog``, ``CSVM(...)`` builds the multiclass model
         :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Invalid labels, predictors or parameters (the message names the fix).
+
+    See Also
+    --------
+    CSVM.from_formula : build the model from a formula and a data frame.
+    csvm_stats.CSVMClassifier : the scikit-learn estimator.
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> "tpr" in res.statements.index
+    True
     """
 
     def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -167,6 +168,20 @@ def render_rd_pages(out: Path) -> None:
     (out / "index.rst").write_text("\n".join(head + body), encoding="utf-8")
 
 
+def _init_signature(app, what, name, obj, options, signature, return_annotation):
+    """Show ``__init__``'s signature for a class whose ``__new__`` only dispatches (``CSVM``).
+
+    ``CSVM.__new__(cls, endog, exog, **kwargs)`` picks the model form (two
+    classes or several) and Python then runs that form's ``__init__``; autodoc
+    would otherwise print the dispatcher's ``(endog, exog, **kwargs)``.
+    """
+    if what != "class" or "__new__" not in vars(obj) or "__init__" not in vars(obj):
+        return None
+    parameters = [parameter.replace(annotation=inspect.Parameter.empty)  # autodoc_typehints = "none"
+                  for parameter in list(inspect.signature(obj.__init__).parameters.values())[1:]]
+    return str(inspect.Signature(parameters)), return_annotation
+
+
 def _on_builder_inited(app) -> None:
     render_vignettes(DOCS / "examples")
     render_rd_pages(DOCS / "r_reference")
@@ -174,4 +189,5 @@ def _on_builder_inited(app) -> None:
 
 def setup(app):
     app.connect("builder-inited", _on_builder_inited)
+    app.connect("autodoc-process-signature", _init_signature)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
