@@ -30,7 +30,6 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # The kernels myst-nb starts import this checkout, and the vignettes run at reduced size unless told otherwise.
 os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
 os.environ.setdefault("CSVM_VIGNETTE_QUICK", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 # tqdm.auto warns in a Jupyter kernel without ipywidgets ("IProgress not found"); the executed pages
 # run in such a kernel but show no progress bars, so that warning would only be build-machine noise.
 os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), "ignore:IProgress not found"]))

@@ -31,7 +31,7 @@ DOCS = REPO / "docs"
 NEEDED = ("sphinx", "pydata_sphinx_theme", "numpydoc", "myst_nb", "ipykernel")
 MISSING = [name for name in NEEDED if importlib.util.find_spec(name) is None]
 
-pytestmark = pytest.mark.skipif(
+needs_sphinx = pytest.mark.skipif(
     bool(MISSING), reason=f"the docs extra is not installed (missing {', '.join(MISSING)}): pip install -e '.[docs]'"
 )
 
@@ -66,6 +66,7 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+@needs_sphinx
 def test_the_build_has_every_page(site):
     pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
     for name in USER_GUIDE:
@@ -77,6 +78,7 @@ def test_the_build_has_every_page(site):
     assert len(text_pages) >= 15
 
 
+@needs_sphinx
 def test_executed_pages_show_output_and_figures(site):
     getting_started = (site / "user_guide" / "getting_started.html").read_text()
     assert "held-out" in getting_started and "cell_output" in getting_started
@@ -92,6 +94,7 @@ def test_executed_pages_show_output_and_figures(site):
         assert image.stat().st_size > 2_000, image.name
 
 
+@needs_sphinx
 def test_r_reference_pages(site):
     index = (site / "r_reference" / "index.html").read_text()
     if shutil.which("Rscript") is None:
@@ -133,6 +136,7 @@ def test_console_messages_are_read():
     assert _console_errors(log) == ["boom (file:///tmp/bad.html)", "Uncaught ReferenceError: f is not defined (file:///b)"]
 
 
+@needs_sphinx
 @pytest.mark.parametrize(("page", "heading"), [("index.html", "csvm-stats"), ("api/generated/csvm_stats.CSVM.html", "CSVM")])
 def test_pages_render_in_chromium(site, tmp_path, page, heading):
     if _chromium() is None:
@@ -148,3 +152,28 @@ def test_pages_render_in_chromium(site, tmp_path, page, heading):
     shot = tmp_path / "page.png"
     taken = _open(site / page, tmp_path, f"--screenshot={shot}", "--window-size=1280,900")
     assert taken.returncode == 0 and shot.stat().st_size > 20_000
+
+
+def _modules_with_examples() -> list[str]:
+    """Modules of csvm_stats and r_bridge whose docstrings hold doctest examples."""
+    names = []
+    for package in ("csvm_stats", "r_bridge"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            if "    >>> " in path.read_text(encoding="utf-8"):
+                names.append(".".join(path.relative_to(REPO).with_suffix("").parts))
+    return names
+
+
+@pytest.mark.parametrize("module_name", _modules_with_examples())
+def test_docstring_examples_run(module_name):
+    """Every ``Examples`` section of the public API runs and prints what it shows (examples that
+    need R or a data file outside the repository are marked ``+SKIP`` in the docstring)."""
+    import doctest
+    import importlib
+    import warnings
+
+    module = importlib.import_module(module_name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a warning is not an example's output; the tests of each module check them
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=True)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {module_name} failed"
