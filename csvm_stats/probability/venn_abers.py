@@ -129,6 +129,10 @@ class VennAbers:
     Slot 2j is strictly between ``scores[j-1]`` and ``scores[j]`` (slot 0
     below all, slot 2k above all), slot 2j + 1 equal to ``scores[j]``.
 
+    :meth:`fit` computes a slot's two probabilities when a score first falls
+    in it (:meth:`interval`), or all of them when ``p0`` or ``p1`` is read;
+    the constructor takes a complete table (as a model file stores it).
+
     Parameters
     ----------
     scores : numpy.ndarray
@@ -139,10 +143,6 @@ class VennAbers:
         Number of calibration points.
     n_positive : int
         Number of positives among them.
-
-    :meth:`fit` computes a slot's two probabilities when a score first falls
-    in it (:meth:`interval`), or all of them when ``p0`` or ``p1`` is read;
-    the constructor takes a complete table (as a model file stores it).
 
     Examples
     --------
