@@ -116,6 +116,20 @@ class CSVMResults:
     split and the solver (drawn by the fit when none was given),
     ``fit_options`` the keyword arguments that repeat the solve (the
     cross-fitted calibration refits with them).
+
+    Parameters
+    ----------
+    state : FittedState
+        What the fit hands over (model, split, scaler, solution, seed, options).
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> res.random_state
+    0
     """
 
     def __init__(self, state: FittedState) -> None:
