@@ -318,7 +318,19 @@ _REGISTRY: dict[str, _Dataset] = {
 
 
 def list_datasets() -> list[str]:
-    """Names accepted by ``load_dataset``, in alphabetical order."""
+    """Names accepted by ``load_dataset``, in alphabetical order.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import list_datasets
+    >>> "wisconsin" in list_datasets()
+    True
+    """
     return sorted(_REGISTRY)
 
 

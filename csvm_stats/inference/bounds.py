@@ -39,7 +39,18 @@ BOUNDS: tuple[str, ...] = ("hoeffding", "binomial", "none")
 
 
 class CappedTargetWarning(UserWarning):
-    """An adjusted target exceeded 1 and was capped at 1 (all points required)."""
+    """An adjusted target exceeded 1 and was capped at 1 (all points required).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from csvm_stats.inference.bounds import CappedTargetWarning, adjust_target
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = adjust_target(0.9, 20, 0.05, "hoeffding", what="TPR")
+    >>> any(issubclass(w.category, CappedTargetWarning) for w in caught)
+    True
+    """
 
 
 def check_probability(value: float, name: str) -> float:

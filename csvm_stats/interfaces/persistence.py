@@ -126,7 +126,20 @@ _LABEL_DTYPES = ("int", "float", "bool", "str", "category")
 
 
 class ModelFileError(DataError):
-    """A saved-model file is missing, not in the csvm-stats format, or fails its schema."""
+    """A saved-model file is missing, not in the csvm-stats format, or fails its schema.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats.interfaces.persistence import ModelFileError, load_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-model.csvm")
+    >>> _ = open(path, "w").write("hello")
+    >>> try:
+    ...     load_model(path)
+    ... except ModelFileError:
+    ...     print("refused")
+    refused
+    """
 
 
 # ---------------------------------------------------------------------- plain values

@@ -255,12 +255,41 @@ class Grid:
 
     @classmethod
     def paper(cls) -> Grid:
-        """C and gamma in 2^-5, ..., 2^5 (121 pairs), as in the paper."""
+        """C and gamma in 2^-5, ..., 2^5 (121 pairs), as in the paper.
+
+        Returns
+        -------
+        Grid
+            The 11 x 11 grid.
+
+        Examples
+        --------
+        >>> from csvm_stats.models.tuning import Grid
+        >>> len(Grid.paper().C)
+        11
+        """
         powers = tuple(2.0**k for k in range(-5, 6))
         return cls(powers, powers)
 
     def pairs(self) -> list[tuple[float, float]]:
-        """All pairs, C in the outer loop and gamma in the inner loop."""
+        """All pairs, C in the outer loop and gamma in the inner loop.
+
+        Returns
+        -------
+        list of tuple of float
+            The (C, gamma) pairs.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            An empty grid or a non-positive value.
+
+        Examples
+        --------
+        >>> from csvm_stats.models.tuning import Grid
+        >>> Grid((1.0, 2.0), (0.5,)).pairs()
+        [(1.0, 0.5), (2.0, 0.5)]
+        """
         if not self.C or not self.gamma or min(self.C) <= 0 or min(self.gamma) <= 0:
             raise DataError("the grid needs at least one positive C and one positive gamma.")
         return [(c, g) for c in self.C for g in self.gamma]
@@ -643,7 +672,23 @@ class NestedCVResult:
     wall_time: float
 
     def summary(self) -> pd.DataFrame:
-        """Mean and sample SD over outer folds of TPR, TNR, accuracy per model, plus effort."""
+        """Mean and sample SD over outer folds of TPR, TNR, accuracy per model, plus effort.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per model: mean and SD of TPR, TNR and accuracy, and the effort.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.tuning import Grid, nested_cv
+        >>> X, y = load_dataset("wisconsin")
+        >>> result = nested_cv(X, np.asarray(y), grid=Grid((1.0,), (0.03125,)), outer_folds=3, inner_folds=2, progress=False)
+        >>> len(result.summary())
+        1
+        """
         grouped = self.folds.groupby("model", sort=False)
         table = grouped[["tpr", "tnr", "acc"]].agg(["mean", "std"])
         table.columns = [f"{rate}_{stat}" for rate, stat in table.columns]

@@ -172,7 +172,29 @@ class SparseCSVMResults(CSVMResults):
         return SolverOptions(**{**options, **{key: value for key, value in given.items() if value is not None}})
 
     def summary(self, *, timing: bool = True) -> Summary:
-        """The CSVM summary with the selected features in place of all coefficients."""
+        """The CSVM summary with the selected features in place of all coefficients.
+
+        Parameters
+        ----------
+        timing : bool, default True
+            Include the solve time.
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            The summary, with the selected features.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+        >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+        >>> res = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2).fit(random_state=0)
+        >>> isinstance(res.summary(timing=False).as_text(), str)
+        True
+        """
         fit, p = self.engine_fit, len(self.model.exog_names)
         route = (
             f"L2 CSVM with at most {fit.max_features} features" if self.route == "cardinality"
