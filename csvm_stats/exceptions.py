@@ -9,39 +9,112 @@ from __future__ import annotations
 
 
 class CSVMError(Exception):
-    """Base class of all csvm-stats errors."""
+    """Base class of all csvm-stats errors.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import CSVMError, DataError
+    >>> issubclass(DataError, CSVMError)
+    True
+    """
 
 
 class DataError(CSVMError, ValueError):
-    """The data cannot be used as given (NaN, one class, unseen level, ...)."""
+    """The data cannot be used as given (NaN, one class, unseen level, ...).
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.exceptions import DataError
+    >>> try:
+    ...     CSVM([0, 1, 0, 1], [[1.0], [2.0], [3.0], [4.0]], tpr_min=1.5)
+    ... except DataError as error:
+    ...     print(type(error).__name__)
+    DataError
+    """
 
 
 class InfeasibleConstraintsError(CSVMError):
-    """No classifier of the chosen family meets the requested rate constraints."""
+    """No classifier of the chosen family meets the requested rate constraints.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import CSVMError, InfeasibleConstraintsError
+    >>> issubclass(InfeasibleConstraintsError, CSVMError)
+    True
+    """
 
 
 class SolverUnavailableError(CSVMError, ImportError):
-    """The requested solver backend is not installed or not licensed."""
+    """The requested solver backend is not installed or not licensed.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import SolverUnavailableError
+    >>> issubclass(SolverUnavailableError, ImportError)
+    True
+    """
 
 
 class NoSolutionError(CSVMError):
-    """The solver stopped (time limit, error) without any feasible solution."""
+    """The solver stopped (time limit, error) without any feasible solution.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import CSVMError, NoSolutionError
+    >>> issubclass(NoSolutionError, CSVMError)
+    True
+    """
 
 
 class SolverError(CSVMError):
-    """The solver failed for a reason other than infeasibility or time."""
+    """The solver failed for a reason other than infeasibility or time.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import LicenseLimitError, SolverError
+    >>> issubclass(LicenseLimitError, SolverError)
+    True
+    """
 
 
 class LicenseLimitError(SolverError):
-    """The Gurobi licence cannot take a model of this size."""
+    """The Gurobi licence cannot take a model of this size.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import LicenseLimitError, SolverError
+    >>> issubclass(LicenseLimitError, SolverError)
+    True
+    """
 
 
 class FormulaError(DataError):
-    """A formula that is not in the grammar of :mod:`csvm_stats.preprocessing.formula_grammar` or names absent columns."""
+    """A formula that is not in the grammar of :mod:`csvm_stats.preprocessing.formula_grammar` or names absent columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.exceptions import FormulaError
+    >>> data = pd.DataFrame({"y": [0, 1, 0, 1], "x": [1.0, 2.0, 3.0, 4.0]})
+    >>> try:
+    ...     CSVM.from_formula("y ~ __import__('os').getcwd()", data, tpr_min=0.5)
+    ... except FormulaError:
+    ...     print("refused")
+    refused
+    """
 
 
 class DegenerateRuleWarning(UserWarning):
-    """The fitted rule is constant (w numerically zero, or one label for every anchor or held-out point)."""
+    """The fitted rule is constant (w numerically zero, or one label for every anchor or held-out point).
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import DegenerateRuleWarning
+    >>> issubclass(DegenerateRuleWarning, UserWarning)
+    True
+    """
 
 
 class InputLimitError(DataError):

@@ -42,6 +42,32 @@ def load_dataset(name: str, package: str | None = None) -> Any:
     ``utils``, ...). ``name`` may be an object (``"beaver1"``) or the file
     that holds it (``"beavers"``): the object of that name is returned, or,
     for a file of several objects, a dict of them by name. Needs R and rpy2.
+
+    Parameters
+    ----------
+    name : str
+        The object or file name, as ``data()`` takes it.
+    package : str or None
+        The R package; ``None`` searches the attached ones.
+
+    Returns
+    -------
+    object
+        A DataFrame (or Series, array, dict of them) converted from R.
+
+    Raises
+    ------
+    r_bridge.RUnavailableError
+        R or rpy2 cannot be used from this process (``pip install -e '.[r]'``).
+    csvm_stats.exceptions.DataError
+        No name given, or R has no such data set.
+
+    Examples
+    --------
+    >>> from r_bridge import load_dataset
+    >>> mtcars = load_dataset("mtcars")  # doctest: +SKIP
+    >>> mtcars.shape  # doctest: +SKIP
+    (32, 11)
     """
     if not name:
         raise DataError("give the name of an R data set, e.g. load_dataset('mtcars')")
@@ -70,6 +96,27 @@ def available_datasets(package: str | None = None) -> dict[str, str]:
 
     Maps each object name to the name ``data()`` loads it by: an item listed
     as ``"beaver1 (beavers)"`` is the object ``beaver1`` of the file ``beavers``.
+
+    Parameters
+    ----------
+    package : str or None
+        The R package; ``None``: the attached ones.
+
+    Returns
+    -------
+    dict of str to str
+        Object name to the name ``data()`` loads it by.
+
+    Raises
+    ------
+    r_bridge.RUnavailableError
+        R or rpy2 cannot be used from this process (``pip install -e '.[r]'``).
+
+    Examples
+    --------
+    >>> from r_bridge import available_datasets
+    >>> "mtcars" in available_datasets("datasets")  # doctest: +SKIP
+    True
     """
     arguments = {"package": rsession.r_string(package)} if package is not None else {}
     listing = rsession.r_function("data", "utils")(**arguments)
@@ -98,6 +145,40 @@ def load_rdata(
     same types and values. ``limits`` caps what the Python reader does
     (:class:`~r_bridge.rds_reader.ReadLimits`; an
     :class:`~csvm_stats.exceptions.InputLimitError` names the cap passed).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The ``.rda`` / ``.RData`` file.
+    engine : {"python", "auto", "r"}, default "python"
+        ``"python"`` (and ``"auto"``): the pure-Python ``rdata`` reader, which
+        never runs anything from the file; ``"r"``: R's own loader through rpy2.
+    trusted : bool, default False
+        Allow ``engine="r"`` on R < 4.4.0 (CVE-2024-27322) for a file you trust.
+    limits : ReadLimits, default DEFAULT_LIMITS
+        Caps of the Python reader (bytes, elements, nesting); raise them for a file you trust.
+
+    Returns
+    -------
+    dict
+        The objects by name, in pandas form.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    csvm_stats.exceptions.DataError
+        The file is not a readable R data file, or ``engine="r"`` is refused
+        on R < 4.4.0 without ``trusted``.
+    ValueError
+        An unknown ``engine``.
+
+    Examples
+    --------
+    >>> from r_bridge import load_rdata
+    >>> objects = load_rdata("SRBCT.rda")  # doctest: +SKIP
+    >>> sorted(objects)  # doctest: +SKIP
+    ['SRBCT']
     """
     nodes = read_rdata_nodes(path, engine, trusted=trusted, limits=limits)
     return {name: to_python(node) for name, node in nodes.items()}
@@ -106,7 +187,48 @@ def load_rdata(
 def load_rds(
     path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
 ) -> Any:
-    """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines and limits as in :func:`load_rdata`)."""
+        """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines and limits as in :func:`load_rdata`).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The ``.rds`` file.
+    engine : {"python", "auto", "r"}, default "python"
+        ``"python"`` (and ``"auto"``): the pure-Python ``rdata`` reader, which
+        never runs anything from the file; ``"r"``: R's own loader through rpy2.
+    trusted : bool, default False
+        Allow ``engine="r"`` on R < 4.4.0 (CVE-2024-27322) for a file you trust.
+    limits : ReadLimits, default DEFAULT_LIMITS
+        Caps of the Python reader (bytes, elements, nesting); raise them for a file you trust.
+
+    Returns
+    -------
+    object
+        The object in pandas form (lists become dicts).
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    csvm_stats.exceptions.DataError
+        The file is not a readable ``.rds`` file, or ``engine="r"`` is refused
+        on R < 4.4.0 without ``trusted``.
+    ValueError
+        An unknown ``engine``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from r_bridge import load_rds, save_rds
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> path = save_rds(res, os.path.join(tempfile.mkdtemp(), "fit.rds"))
+    >>> fit = load_rds(path)
+    >>> isinstance(fit, dict)
+    True
+    """
     return to_python(read_rds_node(path, engine, trusted=trusted, limits=limits))
 
 

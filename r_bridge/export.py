@@ -43,14 +43,65 @@ def fit_node(results: CSVMResults) -> RNode:
 
 
 def to_r(results: CSVMResults) -> Any:
-    """The fitted model as an rpy2 R object of class ``"csvm_fit"`` (needs R and rpy2)."""
+    """The fitted model as an rpy2 R object of class ``"csvm_fit"`` (needs R and rpy2).
+
+    Parameters
+    ----------
+    results : CSVMResults
+        A fitted model.
+
+    Returns
+    -------
+    rpy2 object
+        An R list of class ``"csvm_fit"``.
+
+    Raises
+    ------
+    r_bridge.RUnavailableError
+        R or rpy2 cannot be used from this process (``pip install -e '.[r]'``).
+
+    Examples
+    --------
+    >>> from r_bridge import to_r
+    >>> fit = to_r(res)  # doctest: +SKIP
+    """
     from r_bridge.to_rpy2 import sexp_from_node
 
     return sexp_from_node(fit_node(results))
 
 
 def save_rds(results: CSVMResults, path: str | Path) -> Path:
-    """Write the ``csvm_fit`` object to an ``.rds`` file (R's ``readRDS`` reads it); no R needed."""
+    """Write the ``csvm_fit`` object to an ``.rds`` file (R's ``readRDS`` reads it); no R needed.
+
+    Parameters
+    ----------
+    results : CSVMResults
+        A fitted model.
+    path : str or pathlib.Path
+        The ``.rds`` file to write.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    OSError
+        The file cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from r_bridge import load_rds, save_rds
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> path = save_rds(res, os.path.join(tempfile.mkdtemp(), "fit.rds"))
+    >>> path.suffix
+    '.rds'
+    """
     from r_bridge.to_rdata import write_rds
 
     path = Path(path)

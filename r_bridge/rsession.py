@@ -14,7 +14,14 @@ from csvm_stats.exceptions import CSVMError
 
 
 class RUnavailableError(CSVMError, ImportError):
-    """R or rpy2 is not installed, or R cannot be started from Python."""
+    """R or rpy2 is not installed, or R cannot be started from Python.
+
+    Examples
+    --------
+    >>> from r_bridge import RUnavailableError
+    >>> issubclass(RUnavailableError, ImportError)
+    True
+    """
 
 
 #: rpy2-rinterface 3.6.6 and later call R_getVar, which Debian's R 4.2 lacks ("undefined symbol"); such an R
@@ -55,7 +62,19 @@ def _rpy2_advice(error: Exception) -> str:
 
 
 def r_available() -> bool:
-    """Whether R can be used from this Python process."""
+    """Whether R can be used from this Python process.
+
+    Returns
+    -------
+    bool
+        True when rpy2 loads and R starts.
+
+    Examples
+    --------
+    >>> from r_bridge import r_available
+    >>> isinstance(r_available(), bool)
+    True
+    """
     try:
         rinterface()
     except RUnavailableError:

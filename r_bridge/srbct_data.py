@@ -41,6 +41,31 @@ def srbct(path: str | Path | None = None, binary: bool = True) -> pd.DataFrame:
     Source: plsgenomics in R when it is installed, else the ``SRBCT.rda``
     file at ``path``, else the file named by the environment variable
     ``CSVM_SRBCT_PATH``.
+
+    Parameters
+    ----------
+    path : str, pathlib.Path or None
+        The ``SRBCT.rda`` file when plsgenomics is not installed in R.
+    binary : bool, default True
+        Add the column ``y`` (-1 for EWS, +1 for the others).
+
+    Returns
+    -------
+    pandas.DataFrame
+        83 rows: the genes, ``tumour``, ``split`` (and ``y``).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Neither R's plsgenomics, ``path`` nor ``CSVM_SRBCT_PATH`` gives the
+        data, or the file does not hold the object ``SRBCT``.
+
+    Examples
+    --------
+    >>> from r_bridge import srbct
+    >>> frame = srbct("SRBCT.rda")  # doctest: +SKIP
+    >>> frame["tumour"].value_counts().to_dict()  # doctest: +SKIP
+    {'EWS': 29, 'RMS': 25, 'NB': 18, 'BL': 11}
     """
     raw = _raw_srbct(path)
     expression = np.asarray(raw["X"], dtype=np.float64)
@@ -59,7 +84,29 @@ def srbct(path: str | Path | None = None, binary: bool = True) -> pd.DataFrame:
 
 
 def srbct_genes(path: str | Path | None = None) -> pd.DataFrame:
-    """The gene annotations (``Image.Id.``, ``Gene.Description``) indexed by column name."""
+    """The gene annotations (``Image.Id.``, ``Gene.Description``) indexed by column name.
+
+    Parameters
+    ----------
+    path : str, pathlib.Path or None
+        As in :func:`srbct`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``Image.Id.`` and ``Gene.Description`` indexed by ``X1`` ... ``X2308``.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        As in :func:`srbct`.
+
+    Examples
+    --------
+    >>> from r_bridge import srbct_genes
+    >>> srbct_genes("SRBCT.rda").shape  # doctest: +SKIP
+    (2308, 2)
+    """
     genes = _raw_srbct(path)["gene.names"].reset_index(drop=True)
     genes.index = pd.Index([f"X{j + 1}" for j in range(len(genes))], name="column")
     return genes

@@ -318,12 +318,46 @@ _REGISTRY: dict[str, _Dataset] = {
 
 
 def list_datasets() -> list[str]:
-    """Names accepted by ``load_dataset``, in alphabetical order."""
+    """Names accepted by ``load_dataset``, in alphabetical order.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import list_datasets
+    >>> "wisconsin" in list_datasets()
+    True
+    """
     return sorted(_REGISTRY)
 
 
 def dataset_info(name: str) -> DatasetInfo:
-    """Description, positive and negative class and source file of a data set."""
+    """Description, positive and negative class and source file of a data set.
+
+    Parameters
+    ----------
+    name : str
+        A data set of :func:`list_datasets`.
+
+    Returns
+    -------
+    DatasetInfo
+        Description, positive and negative class, source file.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown name.
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import dataset_info
+    >>> dataset_info("wisconsin").positive
+    'benign (357)'
+    """
     return _lookup(name).info
 
 
@@ -344,6 +378,29 @@ def load_dataset(name: str) -> tuple[pd.DataFrame, pd.Series]:
     +1 for the positive class and -1 for the negative class, as fixed by
     ``dataset_info(name).positive``. ``y.attrs["positive"]`` and
     ``y.attrs["negative"]`` repeat that description.
+
+    Parameters
+    ----------
+    name : str
+        ``"wisconsin"`` (embedded, from scikit-learn) or a data set of
+        :func:`list_datasets` (read from ``$CSVM_DATA_DIR`` or ``../shared/data``).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.Series)
+        The predictors and the -1/+1 labels.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown name, or the data file is absent (the message says where it looked).
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> X.shape, sorted(y.unique().tolist())
+    ((569, 30), [-1, 1])
     """
     dataset = _lookup(name)
     X, labels = dataset.read()
@@ -361,6 +418,28 @@ def load_classes(name: str) -> tuple[pd.DataFrame, pd.Series]:
     ratings (unacc, acc, good, vgood); the labels are a Categorical named
     ``"class"`` with the levels in order of appearance in :data:`CLASS_ORDER`
     when one is listed, else sorted.
+
+    Parameters
+    ----------
+    name : str
+        A data set of :func:`list_datasets`.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.Series)
+        The predictors and the class labels (a Categorical named ``"class"``).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown name, or the data file is absent.
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import load_classes
+    >>> X, labels = load_classes("wisconsin")
+    >>> labels.name
+    'class'
     """
     X, labels = _lookup(name).read()
     order = CLASS_ORDER.get(name) or sorted(pd.unique(labels).tolist())

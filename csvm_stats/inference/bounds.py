@@ -39,7 +39,18 @@ BOUNDS: tuple[str, ...] = ("hoeffding", "binomial", "none")
 
 
 class CappedTargetWarning(UserWarning):
-    """An adjusted target exceeded 1 and was capped at 1 (all points required)."""
+    """An adjusted target exceeded 1 and was capped at 1 (all points required).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from csvm_stats.inference.bounds import CappedTargetWarning, adjust_target
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = adjust_target(0.9, 20, 0.05, "hoeffding", what="TPR")
+    >>> any(issubclass(w.category, CappedTargetWarning) for w in caught)
+    True
+    """
 
 
 def check_probability(value: float, name: str) -> float:
@@ -61,7 +72,26 @@ def hoeffding_target(p0: float, n: int, alpha: float) -> float:
 
 
 def hoeffding_min_n(p0: float, alpha: float) -> int:
-    """Smallest n for which the Hoeffding target stays at or below 1."""
+    """Smallest n for which the Hoeffding target stays at or below 1.
+
+    Parameters
+    ----------
+    p0 : float
+        The required rate, in (0, 1).
+    alpha : float
+        Level.
+
+    Returns
+    -------
+    int
+        The smallest number of anchor points of the class.
+
+    Examples
+    --------
+    >>> from csvm_stats.inference.bounds import hoeffding_min_n
+    >>> hoeffding_min_n(0.9, 0.05)
+    150
+    """
     return math.ceil(math.log(1.0 / alpha) / (2.0 * (1.0 - p0) ** 2))
 
 
@@ -74,7 +104,26 @@ def binomial_count(p0: float, n: int, alpha: float) -> int | None:
 
 
 def binomial_min_n(p0: float, alpha: float) -> int:
-    """Smallest n with ``p0**n <= alpha``: below it no count certifies p > p0."""
+    """Smallest n with ``p0**n <= alpha``: below it no count certifies p > p0.
+
+    Parameters
+    ----------
+    p0 : float
+        The rate to certify, in (0, 1).
+    alpha : float
+        Level.
+
+    Returns
+    -------
+    int
+        The smallest number of class points.
+
+    Examples
+    --------
+    >>> from csvm_stats.inference.bounds import binomial_min_n
+    >>> binomial_min_n(0.9, 0.05)
+    29
+    """
     return math.ceil(math.log(alpha) / math.log(p0))
 
 
@@ -137,7 +186,28 @@ def adjust_target(p0: float, n: int, alpha: float, bound: str = "hoeffding", *, 
 
 
 def clopper_pearson_lower(k: int, n: int, alpha: float) -> float:
-    """Exact one-sided (1 - alpha) lower confidence bound for p from k successes in n."""
+    """Exact one-sided (1 - alpha) lower confidence bound for p from k successes in n.
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One minus the confidence level.
+
+    Returns
+    -------
+    float
+        The bound (0 when k = 0).
+
+    Examples
+    --------
+    >>> from csvm_stats.inference.bounds import clopper_pearson_lower
+    >>> round(clopper_pearson_lower(53, 53, 0.05), 4)
+    0.945
+    """
     if n <= 0:
         return float("nan")
     if k <= 0:
@@ -146,7 +216,28 @@ def clopper_pearson_lower(k: int, n: int, alpha: float) -> float:
 
 
 def clopper_pearson_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
-    """Exact two-sided (1 - alpha) confidence interval for p from k successes in n (NaN for n = 0)."""
+    """Exact two-sided (1 - alpha) confidence interval for p from k successes in n (NaN for n = 0).
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials.
+    alpha : float
+        One minus the confidence level.
+
+    Returns
+    -------
+    tuple of float
+        The lower and upper bound.
+
+    Examples
+    --------
+    >>> from csvm_stats.inference.bounds import clopper_pearson_interval
+    >>> [round(b, 4) for b in clopper_pearson_interval(85, 89, 0.05)]
+    [0.8889, 0.9876]
+    """
     if n <= 0:
         return float("nan"), float("nan")
     lower = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))

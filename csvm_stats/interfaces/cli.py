@@ -571,7 +571,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (see :data:`EXIT_CODES`)."""
+    """Run the command line; return the exit code (see :data:`EXIT_CODES`).
+
+    Parameters
+    ----------
+    argv : sequence of str or None
+        The arguments (``None``: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success, 2 usage error, 3 model-file error, and the
+        others of :data:`EXIT_CODES`.
+
+    Examples
+    --------
+    >>> from csvm_stats.interfaces.cli import main
+    >>> main(["--version"])  # doctest: +SKIP
+    csvm-stats 0.1.0
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     warnings.formatwarning = _format_warning

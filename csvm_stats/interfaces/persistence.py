@@ -151,7 +151,20 @@ _LABEL_DTYPES = ("int", "float", "bool", "str", "category")
 
 
 class ModelFileError(DataError):
-    """A saved-model file is missing, not in the csvm-stats format, or fails its schema."""
+    """A saved-model file is missing, not in the csvm-stats format, or fails its schema.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats.interfaces.persistence import ModelFileError, load_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-model.csvm")
+    >>> _ = open(path, "w").write("hello")
+    >>> try:
+    ...     load_model(path)
+    ... except ModelFileError:
+    ...     print("refused")
+    refused
+    """
 
 
 # ---------------------------------------------------------------------- plain values
@@ -328,6 +341,36 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
 
     A fit of a registered form (:class:`FileForm`; the multiclass CSVM) is
     written by that form's own ``save``.
+
+    Parameters
+    ----------
+    results : CSVMResults
+        A fitted model (two classes, several classes or sparse).
+    path : str or pathlib.Path
+        The file to write (conventionally ``.csvm``).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        The results cannot be represented in the format (a callable kernel
+        would have to be stored as code).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.interfaces.persistence import load_model, save_model
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+    >>> path.name
+    'model.csvm'
     """
     form = _form_of(results)
     if form is not None:
@@ -765,6 +808,44 @@ class SavedModel:
     ``decision_function`` and ``predict`` take a DataFrame (through the
     formula when the model had one; else by the design column names) or, for
     a model fitted on arrays, an (n, p) array.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The design column names.
+    coding : LabelCoding
+        The labels and the positive class.
+    scaler : Standardizer
+        The column centring and scaling of the fit.
+    feature_map : FeatureMap
+        The kernel's feature map (identity for the linear kernel).
+    coef : numpy.ndarray
+        Coefficients on the feature map.
+    intercept : float
+        The intercept (after guarantee mode if that was used).
+    formula : FormulaDesign or None
+        The checked formula, rebuilt from column look-ups.
+    report : dict
+        The fit's report (summary text, rates, statements, seed, ...).
+    library_version : str
+        The csvm-stats that wrote the file.
+    calibration : VennAbers or None
+        The Venn-Abers predictor of the fit.
+    calibration_method : str or None
+        ``"held-out"`` or ``"cross-fitted"``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.interfaces.persistence import load_model, save_model
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+    >>> saved = load_model(path)
+    >>> saved.random_state
+    0
     """
 
     columns: tuple[str, ...]
@@ -781,7 +862,37 @@ class SavedModel:
     probability_model: ProbabilityModel | None = None
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
-        """New data as the model's design columns, index kept; missing columns are an error."""
+        """New data as the model's design columns, index kept; missing columns are an error.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns (through the formula when the
+            model had one); an (n, p) array for a model fitted on arrays.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The design columns, index kept.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+        >>> saved = load_model(path)
+        >>> saved.design_matrix(X.head(2)).shape
+        (2, 30)
+        """
         if self.formula is not None:
             design = self.formula.transform(newdata)
             if tuple(map(str, design.columns)) != self.columns:
@@ -811,18 +922,110 @@ class SavedModel:
         return frame
 
     def decision_function(self, newdata: Any) -> pd.Series:
-        """f(x) (positive class when >= 0), indexed like the data."""
+        """f(x) (positive class when >= 0), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns (through the formula when the
+            model had one); an (n, p) array for a model fitted on arrays.
+
+        Returns
+        -------
+        pandas.Series
+            f(x) per row.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+        >>> saved = load_model(path)
+        >>> bool((saved.decision_function(X) == res.decision_function(X)).all())
+        True
+        """
         design = self.design_matrix(newdata)
         phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
         return pd.Series(phi @ self.coef + self.intercept, index=design.index, name="decision")
 
     def predict(self, newdata: Any) -> pd.Series:
-        """Predicted labels in the original coding, indexed like the data."""
+        """Predicted labels in the original coding, indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns (through the formula when the
+            model had one); an (n, p) array for a model fitted on arrays.
+
+        Returns
+        -------
+        pandas.Series
+            Predicted labels, indexed like the data.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+        >>> saved = load_model(path)
+        >>> saved.predict(X.head(2)).shape
+        (2,)
+        """
         decision = self.decision_function(newdata)
         return self.coding.decode(decision.to_numpy(), index=decision.index)
 
     def predict_proba(self, newdata: Any, *, interval: bool = False) -> pd.Series | pd.DataFrame:
-        """Venn-Abers P(positive | x) as the fit gave it (``interval=True``: columns p0, p1, p)."""
+        """Venn-Abers P(positive | x) as the fit gave it (``interval=True``: columns p0, p1, p).
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns (through the formula when the
+            model had one); an (n, p) array for a model fitted on arrays.
+        interval : bool, default False
+            Return the columns ``p0``, ``p1`` and ``p``.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            P(positive | x) per row, or the interval and merged probability.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Bad ``newdata``, or a file saved without a calibration.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+        >>> saved = load_model(path)
+        >>> list(saved.predict_proba(X.head(2), interval=True).columns)
+        ['p0', 'p1', 'p']
+        """
         if self.calibration is None:
             raise DataError(
                 "this model file holds no probability calibration (written before calibrations were saved, or "
@@ -915,6 +1118,34 @@ def load_model(path: str | Path) -> SavedModel:
     Every failure while reading, whatever its cause (damaged ZIP data, a wrong
     CRC, a truncated or tampered file), is a :class:`ModelFileError`; a file
     is either refused or gives exactly the model that was saved.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A file written by :func:`save_model`.
+
+    Returns
+    -------
+    SavedModel
+        The model: predictions and the fit's report.
+
+    Raises
+    ------
+    ModelFileError
+        The file is not a model file, is damaged, or exceeds the size caps.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.interfaces.persistence import load_model, save_model
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
+    >>> saved = load_model(path)
+    >>> bool((saved.predict(X) == res.predict(X)).all())
+    True
     """
     try:
         path = as_path(path, "model file")

@@ -92,32 +92,58 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    tpr_min, tnr_min, acc_min : required rate of ``classes_[1]``, of
-        ``classes_[0]``, and accuracy on the anchor sample; ``None`` for none.
-    recall_min : ``{label: required recall}`` for any subset of the classes
-        (the multiclass CSVM; with more than two classes only this applies).
-    alpha : level of the margin added to the required rates and of the
-        held-out confidence statements.
-    bound : margin turning a required rate into a required anchor count:
-        ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
-    C, kernel, gamma, degree, coef0, rank, big_m : the CSVM (see
-        :class:`csvm_stats.models.model.CSVM`); ``kernel`` is "linear", "rbf", "poly"
-        or a callable returning the Gram matrix.
-    penalty, max_features, screen : feature selection inside the CSVM
-        (linear kernel): ``penalty="l1"`` the L1-norm CSVM, ``max_features=s``
-        at most s non-zero coefficients (see :mod:`csvm_stats.sparse.model`).
-    anchor_size, holdout_size : shares of the rows for the anchor and the
-        held-out sample when a rate is required (the rest trains); ignored,
-        and all rows train, when no rate is required.
-    standardize : centre and scale columns with the training and anchor rows.
-    solver, time_limit, mip_gap : backend ("auto", "scip", "gurobi"), the
-        per-fit time limit in seconds and the relative optimality gap.
-    probability : ``"venn-abers"`` (default, or ``True``): calibrated
-        probabilities of the CSVM's decision function; ``"ebb"``, ``"cebb1"``
-        or ``"cebb2"``: fit that bootstrap ensemble as well; ``False``: no
-        ``predict_proba``.
-    n_bootstrap : B of the ensemble (EBB variants only).
-    random_state : seeds the sample split, the solver and the bootstrap.
+    tpr_min, tnr_min, acc_min : float or None
+        Required rate of ``classes_[1]``, of ``classes_[0]``, and accuracy on
+        the anchor sample; ``None`` for none.
+    alpha : float, default 0.05
+        Level of the margin added to the required rates and of the held-out
+        confidence statements.
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        Margin turning a required rate into a required anchor count: the
+        paper's Hoeffding margin, the exact binomial one, or none.
+    C : float, default 1.0
+        Weight of the hinge loss (see :class:`csvm_stats.models.model.CSVM`).
+    kernel : {"linear", "rbf", "poly"} or callable, default "linear"
+        The kernel, or a callable returning the Gram matrix.
+    gamma : float or "scale", default "scale"
+        RBF and polynomial kernel parameter.
+    degree : int, default 3
+        Polynomial degree.
+    coef0 : float, default 1.0
+        Polynomial kernel offset.
+    rank : int or None
+        Truncated kernel factorisation (``None``: exact).
+    big_m : float or None
+        ``None``: the exact CSVM; a number: the paper's big-M model.
+    penalty : {"l2", "l1"}, default "l2"
+        ``"l1"``: the L1-norm CSVM (linear kernel; :mod:`csvm_stats.sparse.model`).
+    max_features : int or None
+        At most this many non-zero coefficients (linear kernel).
+    screen : int or None
+        Columns the cardinality MIQP sees (default rule in :mod:`csvm_stats.sparse.model`).
+    anchor_size, holdout_size : float, default 0.25
+        Shares of the rows for the anchor and the held-out sample when a rate
+        is required (the rest trains); ignored, and all rows train, when no
+        rate is required.
+    standardize : bool, default True
+        Centre and scale columns with the training and anchor rows.
+    solver : str, default "auto"
+        Backend (``"auto"``, ``"bnb"``, ``"scip"``, ``"gurobi"``, ``"highs"``).
+    time_limit : float, default 60.0
+        Per-fit time limit in seconds.
+    mip_gap : float, default 1e-4
+        Relative optimality gap.
+    probability : {"venn-abers", "ebb", "cebb1", "cebb2"} or bool, default "venn-abers"
+        ``"venn-abers"`` (or ``True``): calibrated probabilities of the CSVM's
+        decision function; an EBB variant: fit that bootstrap ensemble as
+        well; ``False``: no ``predict_proba``.
+    n_bootstrap : int, default 100
+        B of the ensemble (EBB variants only).
+    random_state : int or None
+        Seeds the sample split, the solver and the bootstrap.
+    recall_min : dict or None
+        ``{label: required recall}`` for any subset of the classes (the
+        multiclass CSVM; with more than two classes only this applies).
 
     Attributes
     ----------
@@ -131,6 +157,15 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         :class:`csvm_stats.probability.ebb.EBB` (after a ``StandardScaler`` when
         ``standardize``), fitted on all rows with its own grid of C values.
     n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVMClassifier
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+    >>> clf.predict(X.head(3)).shape
+    (3,)
     """
 
     def __init__(
@@ -237,7 +272,36 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         raise DataError(f"random_state must be None, an int or a RandomState, got {self.random_state!r}.")
 
     def fit(self, X, y):
-        """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``."""
+        """Split the rows, solve the CSVM (and the probability ensemble if requested); return ``self``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (numeric).
+        y : array-like of shape (n_samples,)
+            Labels; with two classes ``classes_[1]`` (the larger label) is positive.
+
+        Returns
+        -------
+        CSVMClassifier
+            ``self``, fitted.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Invalid data or parameters, or a sample too small for the requirement.
+        csvm_stats.exceptions.InfeasibleConstraintsError
+            No classifier meets the requirements on the anchor sample.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> clf.results_.solver.status.value
+        'optimal'
+        """
         check_feature_table(X)
         if y is not None:  # scikit-learn says "requires y to be passed" itself
             check_labels_present(y)
@@ -334,14 +398,64 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X) -> np.ndarray:
-        """Two classes: f(x) = w'phi(x) + b, ``classes_[1]`` where f(x) >= 0; several: (n, K) class scores."""
+        """Two classes: f(x) = w'phi(x) + b, ``classes_[1]`` where f(x) >= 0; several: (n, K) class scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) decision values for two classes, (n, K) class scores for several.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> clf.decision_function(X.head(3)).shape
+        (3,)
+        """
         check_is_fitted(self)
         check_feature_table(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.results_.decision_function(X).to_numpy()
 
     def predict(self, X) -> np.ndarray:
-        """Two classes: ``classes_[1]`` where the decision value is at least 0; several: the largest score's class."""
+        """Two classes: ``classes_[1]`` where the decision value is at least 0; several: the largest score's class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            The predicted labels.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> set(clf.predict(X.head(5))) <= set(clf.classes_)
+        True
+        """
         scores = self.decision_function(X)
         if scores.ndim == 2:
             return self.classes_[scores.argmax(axis=1)]
@@ -349,7 +463,32 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_probability_requested)
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) probabilities, columns in ``classes_`` order (Venn-Abers merged p, or the ensemble's)."""
+        """(n, 2) probabilities, columns in ``classes_`` order (Venn-Abers merged p, or the ensemble's).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in ``classes_`` order; rows sum to 1.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> clf.predict_proba(X.head(3)).shape
+        (3, 2)
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if _venn_abers(self):
@@ -359,13 +498,59 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_venn_abers)
     def predict_interval(self, X) -> np.ndarray:
-        """Two classes: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x); several: (n, K, 2)."""
+        """Two classes: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(``classes_[1]`` | x); several: (n, K, 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, 2) interval ``[p0, p1]`` for two classes, (n, K, 2) for several.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> interval = clf.predict_interval(X.head(3))
+        >>> bool((interval[:, 0] <= interval[:, 1]).all())
+        True
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         table = self.results_.predict_interval(X)
         return np.stack([table["p0"].to_numpy(), table["p1"].to_numpy()], axis=-1)
 
     def summary(self):
-        """The fit's :class:`~csvm_stats.reporting.summary.Summary` (rates, statements, solver, coefficients)."""
+        """The fit's :class:`~csvm_stats.reporting.summary.Summary` (rates, statements, solver, coefficients).
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            The summary of :attr:`results_`.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVMClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> clf = CSVMClassifier(tpr_min=0.9, bound="binomial", random_state=0).fit(X, y)
+        >>> isinstance(clf.summary().as_text(), str)
+        True
+        """
         check_is_fitted(self)
         return self.results_.summary()

@@ -112,33 +112,86 @@ def register_model_form(applies: Callable[[Any, Any], bool], form: type[CSVM]) -
 class CSVM:
     """Constrained support vector machine with required rates (TPR, TNR, accuracy).
 
+    The max-margin SVM among the classifiers that classify at least a
+    required number of anchor points of a class correctly (see the user
+    guide's "Requirements and the three samples"): ``fit()`` splits the rows
+    into training, anchor and held-out samples, solves the mixed-integer
+    problem and returns a :class:`~csvm_stats.models.results.CSVMResults`
+    with the held-out confidence statements.
+
     Parameters
     ----------
-    endog : labels (0/1, bool, strings or a pandas Categorical), one per row.
-    exog : predictors, an (n, p) array or a numeric DataFrame.
-    tpr_min, tnr_min, acc_min : required true positive rate, true negative
-        rate and accuracy, each strictly between 0 and 1, or ``None``.
-    alpha : level of the confidence margins and statements (0 < alpha < 1).
-    bound : margin added to the required rates on the anchor sample:
-        ``"hoeffding"`` (the paper), ``"binomial"`` (exact) or ``"none"``.
-    kernel, C, gamma, degree, coef0, rank, big_m : passed to the engine;
-        the objective is ``w'w + C * sum(xi)`` (scikit-learn's SVC with C/2).
-        ``big_m=None`` (default) solves the exact CSVM with proven per-point
-        big-M constants; a number M is the paper's big-M model.
-    positive : the label of the positive class; default the second level.
-    standardize : centre and scale the columns with statistics of the
-        training and anchor samples (the held-out sample is never used).
-    fractions : (train, anchor, held-out) shares; held-out may be 0.
-    samples : explicit row positions ``{"train": ..., "anchor": ...,
-        "holdout": ...}`` instead of a random split.
-    penalty, max_features, screen : feature selection inside the CSVM
-        (:mod:`csvm_stats.sparse.model`, linear kernel only): ``penalty="l1"`` solves
-        ``min ||w||_1 + C sum(xi)`` (a MILP), ``max_features=s`` the L2 CSVM
-        with at most s non-zero coefficients, its MIQP restricted to the
-        ``screen`` best-ranked columns (default rule in :mod:`csvm_stats.sparse.model`).
-    recall_min : ``{class label: required recall}``; given, or with more than
-        two classes in ``endog``, ``CSVM(...)`` builds the multiclass model
+    endog : array-like
+        Labels (0/1, bool, strings or a pandas Categorical), one per row.
+    exog : array-like or pandas.DataFrame
+        Predictors, an (n, p) array or a numeric DataFrame.
+    tpr_min, tnr_min, acc_min : float or None
+        Required true positive rate, true negative rate and accuracy, each
+        strictly between 0 and 1, or ``None``.
+    alpha : float, default 0.05
+        Level of the confidence margins and statements (0 < alpha < 1).
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        Margin added to the required rates on the anchor sample: the paper's
+        Hoeffding margin, the exact binomial one, or none.
+    kernel : {"linear", "rbf", "poly"} or callable, default "linear"
+        The kernel; the objective is ``w'w + C * sum(xi)`` (scikit-learn's
+        SVC with C/2).
+    C : float, default 1.0
+        Weight of the hinge loss.
+    gamma : float or "scale", default "scale"
+        RBF and polynomial kernel parameter.
+    degree : int, default 3
+        Polynomial degree.
+    coef0 : float, default 1.0
+        Polynomial kernel offset.
+    rank : int or None
+        Truncate the kernel factorisation to this rank (an approximation the
+        summary reports); ``None`` keeps the numerical rank (exact).
+    big_m : float or None
+        ``None`` (default) solves the exact CSVM with proven per-point big-M
+        constants; a number M is the paper's big-M model.
+    positive : object, optional
+        The label of the positive class; default the second level.
+    standardize : bool, default True
+        Centre and scale the columns with statistics of the training and
+        anchor samples (the held-out sample is never used).
+    fractions : sequence of float, default (0.5, 0.25, 0.25)
+        (train, anchor, held-out) shares; held-out may be 0.
+    samples : mapping or None
+        Explicit row positions instead of a random split:
+        ``{"train": ..., "anchor": ..., "holdout": ...}``.
+    penalty : {"l2", "l1"}, default "l2"
+        ``"l1"`` solves the L1-norm CSVM ``min ||w||_1 + C sum(xi)`` (a MILP;
+        :mod:`csvm_stats.sparse.model`, linear kernel only).
+    max_features : int or None
+        At most this many non-zero coefficients (the L2 CSVM with a
+        cardinality budget).
+    screen : int or None
+        The MIQP of ``max_features`` sees only this many best-ranked columns
+        (default rule in :mod:`csvm_stats.sparse.model`).
+    recall_min : dict or None
+        ``{class label: required recall}``; given, or with more than two
+        classes in ``endog``, ``CSVM(...)`` builds the multiclass model
         :class:`csvm_stats.multiclass.model.MulticlassCSVM` instead.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Invalid labels, predictors or parameters (the message names the fix).
+
+    See Also
+    --------
+    CSVM.from_formula : build the model from a formula and a data frame.
+    csvm_stats.CSVMClassifier : the scikit-learn estimator.
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> "tpr" in res.statements.index
+    True
     """
 
     def __new__(cls, endog: Any = None, exog: Any = None, **kwargs: Any) -> CSVM:
@@ -223,7 +276,7 @@ class CSVM:
     def from_formula(
         cls, formula: str, data: pd.DataFrame, *, safe: bool = True, ordered_contrasts: str = "treatment", **kwargs: Any
     ) -> CSVM:
-        """Build the model from ``formula`` (``"y ~ ."``, ``"y ~ . - id"``, ...) and a data frame.
+        """Build the model from a formula (``"y ~ x1 + x2"``, ``"y ~ ."``, ``"y ~ .-id"``) and a data frame.
 
         Keyword arguments are those of :class:`CSVM`. The formula spec is kept
         so that ``results.predict(newdata)`` codes new data the same way.
@@ -249,6 +302,43 @@ class CSVM:
         ``"poly"`` a formula gives the same design, and so the same
         classifier, as R's ``csvm()`` under R's default ``options("contrasts")``
         (data from R through :func:`r_bridge.load_dataset` keep their ordered factors).
+
+        Parameters
+        ----------
+        formula : str
+            ``"response ~ terms"`` in the grammar above.
+        data : pandas.DataFrame
+            The rows, with the response and every column the formula names.
+        safe : bool, default True
+            Parse with the library's grammar (never evaluated); ``False`` hands
+            the text to formulaic, which evaluates Python.
+        ordered_contrasts : {"treatment", "poly"}, default "treatment"
+            Coding of ordered Categoricals.
+        **kwargs
+            The keyword arguments of :class:`CSVM` (``tpr_min``, ``bound``, ...).
+
+        Returns
+        -------
+        CSVM
+            The model (or its multiclass form), ready to ``fit()``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.FormulaError
+            The formula is not in the grammar or names a missing column.
+        csvm_stats.exceptions.DataError
+            The data or a keyword argument is invalid.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> model = CSVM.from_formula("diagnosis ~ .", data, tpr_min=0.9, positive="malignant")
+        >>> len(model.exog_names)
+        30
         """
         endog, exog, design = build_design(formula, data, safe=safe, ordered_contrasts=ordered_contrasts)
         model = cls(endog, exog, **kwargs)
@@ -261,7 +351,32 @@ class CSVM:
         return [str(c) for c in self.exog.columns]
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
-        """New data as design columns (through the formula when there is one), index kept."""
+        """New data as design columns (through the formula when there is one), index kept.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the predictor columns the model was built on.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The design columns, in the model's order, indexed like ``newdata``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A column is missing or the number of columns differs.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> model = CSVM(y, X, tpr_min=0.9)
+        >>> model.design_matrix(X.head(2)).shape
+        (2, 30)
+        """
         if self.formula is not None:
             return self.formula.transform(newdata)
         if isinstance(newdata, pd.DataFrame):
@@ -299,6 +414,30 @@ class CSVM:
         :class:`~csvm_stats.inference.bounds.CappedTargetWarning` here (as
         ``fit`` does before its solve), naming the anchor size it needs; R's
         ``csvm()`` calls this first so that it can say so before the solve.
+
+        Parameters
+        ----------
+        random_state : int
+            The seed of the split, as given to ``fit``.
+
+        Returns
+        -------
+        dict
+            ``{rate: AdjustedTarget}``: the required count of each constrained rate.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A requirement is invalid for this data.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> targets = CSVM(y, X, tpr_min=0.9, bound="binomial").anchor_targets(0)
+        >>> sorted(targets)
+        ['tpr']
         """
         return self._adjusted_targets(self._split(resolve_seed(random_state)))
 
@@ -361,6 +500,57 @@ class CSVM:
         the wall and CPU time of the whole fit and of the solver, and what
         happened (``results.solver.outcome``). Ctrl-C stops any phase with
         ``KeyboardInterrupt`` naming it.
+
+        Parameters
+        ----------
+        solver : str, default "auto"
+            ``"auto"``, ``"bnb"``, ``"scip"``, ``"gurobi"`` or ``"highs"`` (the
+            backends of :mod:`csvm_stats.optimization.solvers`).
+        time_limit : float, default 300.0
+            Seconds the whole fit may take (on ``clock``); the best rule found is kept at the limit.
+        mip_gap : float, default 1e-4
+            Relative optimality gap at which the solver stops.
+        threads : int or None
+            Solver threads (``None``: the backend's default).
+        verbose : bool, default False
+            Print the solver's log.
+        random_state : int or None
+            Seed of the split and the solver; drawn and kept when ``None``.
+        guarantee : bool or {"tpr", "tnr"}, default False
+            Reset the intercept on the held-out sample by the order-statistic rule.
+        warm_start : bool, default True
+            Start the solver from the shifted-SVM feasible point.
+        sparse_start : tuple of (ndarray, float) or None
+            A start (w, b) for a sparse fit, on the standardised columns.
+        clock : {"wall", "cpu"}, default "wall"
+            What ``time_limit`` counts.
+
+        Returns
+        -------
+        CSVMResults
+            The fitted model: summary, rates, statements, predictions.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A parameter is invalid or a sample is too small (for example too few
+            held-out points for guarantee mode).
+        csvm_stats.exceptions.InfeasibleConstraintsError
+            No classifier meets the requirements on the anchor sample.
+        csvm_stats.exceptions.SolverUnavailableError
+            The named solver is not installed.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> res = CSVM.from_formula("diagnosis ~ .", data, tpr_min=0.9, bound="binomial",
+        ...                         positive="malignant").fit(random_state=0)
+        >>> res.solver.status.value
+        'optimal'
         """
         if sparse_start is not None and not self.sparse:
             raise DataError("sparse_start is a start for penalty='l1' or max_features fits only.")

@@ -119,6 +119,20 @@ class CSVMResults(FitResults):
     split and the solver (drawn by the fit when none was given),
     ``fit_options`` the keyword arguments that repeat the solve (the
     cross-fitted calibration refits with them).
+
+    Parameters
+    ----------
+    state : FittedState
+        What the fit hands over (model, split, scaler, solution, seed, options).
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> res.random_state
+    0
     """
 
     def __init__(self, state: FittedState) -> None:
@@ -160,14 +174,66 @@ class CSVMResults(FitResults):
         return self._fitted_scores + self.intercept
 
     def decision_function(self, newdata: Any = None) -> pd.Series:
-        """Decision values f(x) (positive class when >= 0), indexed like the data."""
+        """Decision values f(x) (positive class when >= 0), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns (through the formula when the
+            model has one); ``None`` gives the rows the model was built on.
+
+        Returns
+        -------
+        pandas.Series
+            f(x) for each row, named ``"decision"``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a predictor column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> bool((res.decision_function(X.head(3)) >= 0).eq(res.predict(X.head(3)) == 1).all())
+        True
+        """
         if newdata is None:
             return pd.Series(self._fitted_decision, index=self.model.exog.index, name="decision")
         design = self.model.design_matrix(newdata)
         return pd.Series(self._decision(design.to_numpy()), index=design.index, name="decision")
 
     def predict(self, newdata: Any = None) -> pd.Series:
-        """Predicted labels in the original coding (and type), indexed like the data."""
+        """Predicted labels in the original coding (and type), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns (through the formula when the
+            model has one); ``None`` gives the rows the model was built on.
+
+        Returns
+        -------
+        pandas.Series
+            The predicted label of each row, in the coding of the response.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a predictor column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> res.predict(X.head(3)).index.equals(X.head(3).index)
+        True
+        """
         decision = self.decision_function(newdata)
         return self.model.coding.decode(decision.to_numpy(), index=decision.index)
 
@@ -215,6 +281,37 @@ class CSVMResults(FitResults):
         was, with the CSVM's kernel, the paper's C grid and EBB's defaults
         (all theta), and with the model's targets, alpha and bound for the
         CEBB variants. The held-out sample is not used.
+
+        Parameters
+        ----------
+        variant : {"ebb", "cebb1", "cebb2", "ebb-va"} or None
+            The ensemble; ``None`` is :attr:`probability_variant`.
+        n_bootstrap : int, default 500
+            Bootstrap samples per C.
+        random_state : int, default 0
+            Seed of the bootstrap samples.
+        n_jobs : int or None
+            joblib workers.
+
+        Returns
+        -------
+        csvm_stats.EBB
+            The fitted ensemble (cached per variant, size and seed).
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            An unknown variant.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> ensemble = res.probability_ensemble(variant="ebb", n_bootstrap=10)
+        >>> type(ensemble).__name__
+        'EBB'
         """
         variant = self.probability_variant if variant is None else variant
         key = (variant, n_bootstrap, random_state)
@@ -263,6 +360,42 @@ class CSVMResults(FitResults):
         ``n_jobs`` apply to them only); these have no interval.
         ``method="ebb-va"``: EBB calibrated by Venn-Abers on its out-of-bag
         probabilities (not in the paper), with an interval.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns (through the formula when the
+            model has one); ``None`` gives the rows the model was built on.
+        method : {"venn-abers", "ebb", "cebb1", "cebb2", "ebb-va"}, default "venn-abers"
+            Which probabilities.
+        interval : bool, default False
+            Return the interval ``p0``, ``p1`` and the merged ``p`` (Venn-Abers methods).
+        n_bootstrap : int, default 500
+            Bootstrap samples per C of the EBB ensembles.
+        random_state : int, default 0
+            Seed of the EBB ensembles.
+        n_jobs : int or None
+            joblib workers for the EBB ensembles.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            P(positive | x) per row; with ``interval=True`` the columns ``p0``, ``p1``, ``p``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            An unknown method, an interval for a method without one, or bad ``newdata``.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> p = res.predict_proba(X.head(3))
+        >>> bool(((p >= 0) & (p <= 1)).all())
+        True
         """
         design = self.model.exog if newdata is None else self.model.design_matrix(newdata)
         name = f"P({self.model.coding.positive!r})"
@@ -294,6 +427,32 @@ class CSVMResults(FitResults):
 
     def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
         """The Venn-Abers interval ``p0 <= p1`` and the probability ``p`` of the positive class (:meth:`predict_proba`)."""
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns (through the formula when the
+            model has one); ``None`` gives the rows the model was built on.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``p0 <= p1`` and the merged ``p``, one row per row of ``newdata``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a predictor column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> list(res.predict_interval(X.head(3)).columns)
+        ['p0', 'p1', 'p']
+        """
         return self.predict_proba(newdata, interval=True)
 
     @property
@@ -609,6 +768,28 @@ class CSVMResults(FitResults):
         identical runs, so that the text can be compared with a stored copy.
         ``detail=True`` adds the internal terms (anchor counts and margin,
         joint bounds, the solver's formulation and objective).
+
+        Parameters
+        ----------
+        timing : bool, default True
+            Include the CPU and wall times (they differ between identical runs).
+        detail : bool, default False
+            Add the internal terms (anchor counts and margin, joint bounds, the solver's formulation and objective).
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            A statsmodels ``Summary``: ``as_text()``, ``as_html()``, ``as_latex()``, ``tables``.
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> text = res.summary(timing=False).as_text()
+        >>> isinstance(text, str)
+        True
         """
         return build_summary(self, timing=timing, detail=detail)
 

@@ -234,19 +234,62 @@ def _as_frame(X) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Grid:
-    """The (C, gamma) pairs searched; C is the CSVM's (``SVC`` gets ``C/2``)."""
+    """The (C, gamma) pairs searched; C is the CSVM's (``SVC`` gets ``C/2``).
+
+    Parameters
+    ----------
+    C : tuple of float
+        The C values (the CSVM's convention).
+    gamma : tuple of float
+        The RBF gamma values.
+
+    Examples
+    --------
+    >>> from csvm_stats.models.tuning import Grid
+    >>> len(Grid.paper().pairs())
+    121
+    """
 
     C: tuple[float, ...]
     gamma: tuple[float, ...]
 
     @classmethod
     def paper(cls) -> Grid:
-        """C and gamma in 2^-5, ..., 2^5 (121 pairs), as in the paper."""
+        """C and gamma in 2^-5, ..., 2^5 (121 pairs), as in the paper.
+
+        Returns
+        -------
+        Grid
+            The 11 x 11 grid.
+
+        Examples
+        --------
+        >>> from csvm_stats.models.tuning import Grid
+        >>> len(Grid.paper().C)
+        11
+        """
         powers = tuple(2.0**k for k in range(-5, 6))
         return cls(powers, powers)
 
     def pairs(self) -> list[tuple[float, float]]:
-        """All pairs, C in the outer loop and gamma in the inner loop."""
+        """All pairs, C in the outer loop and gamma in the inner loop.
+
+        Returns
+        -------
+        list of tuple of float
+            The (C, gamma) pairs.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            An empty grid or a non-positive value.
+
+        Examples
+        --------
+        >>> from csvm_stats.models.tuning import Grid
+        >>> Grid((1.0, 2.0), (0.5,)).pairs()
+        [(1.0, 0.5), (2.0, 0.5)]
+        """
         if not self.C or not self.gamma or min(self.C) <= 0 or min(self.gamma) <= 0:
             raise DataError("the grid needs at least one positive C and one positive gamma.")
         return [(c, g) for c in self.C for g in self.gamma]
@@ -259,6 +302,30 @@ class RateRequirement:
     ``rate0`` is the tuned SVM's rate; ``at_most=1`` is the paper's cap. A
     lower cap keeps a target that a finite held-out sample can certify
     (``p0**n <= alpha`` needs n > log(alpha) / log(p0) class points).
+
+    Parameters
+    ----------
+    rate : {"tpr", "tnr"}
+        The constrained rate.
+    minimum : float or None
+        A fixed required rate.
+    above_svm : float or None
+        Required improvement over the tuned SVM's rate (exactly one of
+        ``minimum`` and ``above_svm``).
+    at_most : float, default 1.0
+        Cap of ``rate0 + above_svm``.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown rate, both or neither of ``minimum`` and ``above_svm``, or a
+        cap outside (0, 1].
+
+    Examples
+    --------
+    >>> from csvm_stats.models.tuning import RateRequirement
+    >>> RateRequirement("tpr", above_svm=0.025).rate
+    'tpr'
     """
 
     rate: Literal["tpr", "tnr"]
@@ -275,7 +342,24 @@ class RateRequirement:
             raise DataError(f"at_most must lie in (0, 1], got {self.at_most!r}.")
 
     def target(self, svm: Rates) -> float:
-        """p0 for this fold, given the tuned SVM's inner cross-validated rates."""
+        """p0 for this fold, given the tuned SVM's inner cross-validated rates.
+
+        Parameters
+        ----------
+        svm : Rates
+            The tuned SVM's inner cross-validated rates.
+
+        Returns
+        -------
+        float
+            The target p0 of this fold.
+
+        Examples
+        --------
+        >>> from csvm_stats.models.tuning import RateRequirement
+        >>> RateRequirement("tpr", minimum=0.9).target(None)
+        0.9
+        """
         if self.minimum is not None:
             return float(self.minimum)
         return min(self.at_most, svm.rate(self.rate) + float(self.above_svm))
@@ -291,7 +375,32 @@ class RateRequirement:
 
 @dataclass(frozen=True)
 class CSVMSpec:
-    """A constrained model to evaluate: requirement, tuning criterion, margin, guarantee."""
+    """A constrained model to evaluate: requirement, tuning criterion, margin, guarantee.
+
+    Parameters
+    ----------
+    requirement : RateRequirement
+        The constrained rate.
+    criterion : {"accuracy", "gmean", "youden"}, default "accuracy"
+        Tuning criterion of the inner loop.
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        Margin of the anchor count.
+    alpha : float, default 0.05
+        Level of the margin.
+    guarantee : bool, default False
+        The held-out variant (intercept set on H by the order-statistic rule).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown criterion.
+
+    Examples
+    --------
+    >>> from csvm_stats.models.tuning import CSVMSpec, RateRequirement
+    >>> CSVMSpec(RateRequirement("tnr", minimum=0.65), criterion="gmean").name
+    'CSVM TNR >= 0.65 (gmean, hoeffding)'
+    """
 
     requirement: RateRequirement
     criterion: Criterion = "accuracy"
@@ -532,6 +641,29 @@ class NestedCVResult:
     fold (same value on each of its rows; a measure of work that does not
     depend on how busy the machine was). ``splits`` are the outer (train,
     test) positions.
+
+    Parameters
+    ----------
+    folds : pandas.DataFrame
+        One row per (outer fold, model).
+    splits : list of tuple of numpy.ndarray
+        The outer (train, test) positions.
+    protocol : str
+        ``"fast"``, ``"paper"`` or ``"sparse"``.
+    wall_time : float
+        Seconds the whole run took.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.models.tuning import CSVMSpec, Grid, RateRequirement, nested_cv
+    >>> X, y = load_dataset("wisconsin")
+    >>> spec = CSVMSpec(RateRequirement("tpr", minimum=0.9), bound="binomial")
+    >>> result = nested_cv(X, np.asarray(y), [spec], grid=Grid((1.0,), (0.03125,)), outer_folds=3,
+    ...                    inner_folds=2, progress=False)
+    >>> len(result.splits)
+    3
     """
 
     folds: pd.DataFrame
@@ -540,7 +672,23 @@ class NestedCVResult:
     wall_time: float
 
     def summary(self) -> pd.DataFrame:
-        """Mean and sample SD over outer folds of TPR, TNR, accuracy per model, plus effort."""
+        """Mean and sample SD over outer folds of TPR, TNR, accuracy per model, plus effort.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per model: mean and SD of TPR, TNR and accuracy, and the effort.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.tuning import Grid, nested_cv
+        >>> X, y = load_dataset("wisconsin")
+        >>> result = nested_cv(X, np.asarray(y), grid=Grid((1.0,), (0.03125,)), outer_folds=3, inner_folds=2, progress=False)
+        >>> len(result.summary())
+        1
+        """
         grouped = self.folds.groupby("model", sort=False)
         table = grouped[["tpr", "tnr", "acc"]].agg(["mean", "std"])
         table.columns = [f"{rate}_{stat}" for rate, stat in table.columns]
@@ -592,6 +740,61 @@ def nested_cv(
     joblib backend: ``"loky"``, ``"threading"``, ``"dask"``, ...);
     ``progress=None`` shows a progress bar only on an interactive terminal.
     See the module docstring for the protocols and the I/J split.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or numpy.ndarray
+        Predictors (standardised inside the folds).
+    y : pandas.Series or numpy.ndarray
+        Labels -1/+1.
+    specs : sequence of CSVMSpec
+        The constrained models to evaluate beside the tuned SVM.
+    protocol : {"fast", "paper"}, default "fast"
+        ``"paper"`` solves the CSVM for every grid pair and inner fold
+        (Algorithm 1); ``"fast"`` tunes the SVM and solves one CSVM per outer fold.
+    grid : Grid or None
+        The (C, gamma) pairs; default :meth:`Grid.paper`.
+    outer_folds, inner_folds : int, default 10
+        Stratified folds of the two loops.
+    anchor_fraction : float, default 0.5
+        Share of each training part that forms the anchor sample J.
+    big_m : float or None
+        ``None``: the exact CSVM; a number: the paper's big-M model.
+    solver : str, default "auto"
+        Backend of the CSVM solves.
+    options : SolverOptions or None
+        Time limit, gap, threads (default: the paper's 300 s, one thread).
+    seed : int, default 0
+        Seed of the folds and the splits.
+    n_jobs : int, default 1
+        joblib workers over the outer folds.
+    backend : str or None
+        joblib backend (``"loky"``, ``"threading"``, ``"dask"``, ...).
+    progress : bool or None
+        Progress bar; ``None``: only on an interactive terminal.
+
+    Returns
+    -------
+    NestedCVResult
+        Per-fold rates and their summary.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Labels other than -1/+1, an unknown protocol, or too few points per
+        class for the folds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.models.tuning import CSVMSpec, Grid, RateRequirement, nested_cv
+    >>> X, y = load_dataset("wisconsin")
+    >>> spec = CSVMSpec(RateRequirement("tpr", minimum=0.9), bound="binomial")
+    >>> result = nested_cv(X, np.asarray(y), [spec], grid=Grid((1.0,), (0.03125,)), outer_folds=3,
+    ...                    inner_folds=2, progress=False)
+    >>> sorted(result.folds["model"].unique())[0]
+    'CSVM TPR >= 0.9 (accuracy, binomial)'
     """
     frame = _as_frame(X).reset_index(drop=True)
     labels = np.asarray(y)
@@ -636,7 +839,29 @@ def nested_cv(
 
 @dataclass(frozen=True)
 class SparsityChoice:
-    """Cross-validated choice of a sparse CSVM's C or s: ``chosen`` and the per-value ``table``."""
+    """Cross-validated choice of a sparse CSVM's C or s: ``chosen`` and the per-value ``table``.
+
+    Parameters
+    ----------
+    parameter : str
+        ``"max_features"`` or ``"C"``.
+    chosen : float
+        The chosen value.
+    table : pandas.DataFrame
+        Mean validation rates per value.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> model = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2)
+    >>> from csvm_stats.models.tuning import choose_sparsity
+    >>> choose_sparsity(model, [1, 2], folds=2).parameter
+    'max_features'
+    """
 
     parameter: str
     chosen: float
@@ -733,6 +958,48 @@ def choose_sparsity(
     Folds run through joblib (any backend); results do not depend on ``n_jobs``.
     The table has the mean validation rates, features used, ``score`` and
     ``failed`` (share of folds whose fit had no solution) per value.
+
+    Parameters
+    ----------
+    model : CSVM
+        A sparse model (``max_features`` or ``penalty="l1"``).
+    values : sequence of float
+        Candidate s (or C) values.
+    folds : int, default 5
+        Stratified folds.
+    criterion : {"accuracy", "gmean", "youden"}, default "accuracy"
+        The rule's criterion.
+    random_state : int, default 0
+        The split (as in ``model.fit``) and the folds.
+    n_jobs : int or None
+        joblib workers.
+    solver : str, default "auto"
+        Backend.
+    time_limit : float, default 60.0
+        Per-fit limit.
+
+    Returns
+    -------
+    SparsityChoice
+        The chosen value and the per-value table.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        The model is not sparse, or the values or folds are invalid.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> model = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2)
+    >>> from csvm_stats.models.tuning import choose_sparsity
+    >>> choice = choose_sparsity(model, [1, 2], folds=2)
+    >>> choice.chosen in (1, 2)
+    True
     """
     parameter, grid = _sparsity_grid(model, values, criterion)
     split = model._split(random_state)
@@ -771,6 +1038,47 @@ def nested_cv_sparsity(
     outer-fold rates, ``n_selected``, ``fold_cpu_seconds`` and, as
     ``miqp_solves``, the number of sparse fits behind the fold (each is a
     ranking, a start and one MIQP or MILP).
+
+    Parameters
+    ----------
+    model : CSVM
+        A sparse model.
+    values : sequence of float
+        Candidate s (or C) values.
+    outer_folds, inner_folds : int, default 5
+        Stratified folds of the two loops.
+    criterion : {"accuracy", "gmean", "youden"}, default "accuracy"
+        The rule's criterion.
+    random_state : int, default 0
+        The split and the folds.
+    n_jobs : int or None
+        joblib workers.
+    solver : str, default "auto"
+        Backend.
+    time_limit : float, default 60.0
+        Per-fit limit.
+
+    Returns
+    -------
+    NestedCVResult
+        One row per outer fold (protocol ``"sparse"``).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        The model is not sparse, or the values or folds are invalid.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> model = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2)
+    >>> from csvm_stats.models.tuning import nested_cv_sparsity
+    >>> len(nested_cv_sparsity(model, [1, 2], outer_folds=2, inner_folds=2).folds)
+    2
     """
     parameter, grid = _sparsity_grid(model, values, criterion)
     split = model._split(random_state)

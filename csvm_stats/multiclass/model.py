@@ -76,25 +76,62 @@ class MulticlassCSVM(CSVM):
 
     Parameters
     ----------
-    endog : class labels (strings, numbers, bool or a Categorical), at least two classes.
-    exog : predictors, an (n, p) array or a numeric DataFrame.
-    recall_min : ``{class label: required recall}`` for any subset of the
-        classes (each strictly between 0 and 1), or ``None``.
-    alpha : level of the margins and of the held-out statements.
-    bound : margin turning a required recall into an anchor count
-        (``"hoeffding"``, ``"binomial"`` or ``"none"``).
-    kernel, C, gamma, degree, coef0, rank : as for :class:`CSVM`; the
-        objective is ``sum_k ||w_k||^2 + C * sum(xi)`` (Crammer-Singer hinge).
-    big_m : ``None`` (default) solves the exact model with proven per-row
+    endog : array-like
+        Class labels (strings, numbers, bool or a Categorical), at least two classes.
+    exog : array-like or pandas.DataFrame
+        Predictors, an (n, p) array or a numeric DataFrame.
+    recall_min : mapping or None
+        ``{class label: required recall}`` for any subset of the classes
+        (each strictly between 0 and 1), or ``None``.
+    alpha : float, default 0.05
+        Level of the margins and of the held-out statements.
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        Margin turning a required recall into an anchor count.
+    kernel : {"linear", "rbf", "poly"} or callable, default "linear"
+        As for :class:`CSVM`; the objective is ``sum_k ||w_k||^2 + C * sum(xi)``
+        (Crammer-Singer hinge).
+    C : float, default 1.0
+        Weight of the hinge loss.
+    gamma : float or "scale", default "scale"
+        RBF and polynomial kernel parameter.
+    degree : int, default 3
+        Polynomial degree.
+    coef0 : float, default 1.0
+        Polynomial kernel offset.
+    rank : int or None
+        Truncated kernel factorisation (``None``: exact).
+    big_m : float or None
+        ``None`` (default) solves the exact model with proven per-row
         constants (indicator constraints where none is proven); a number caps them.
-    standardize, fractions, samples : as for :class:`CSVM`.
-    max_features, screen : a gene list shared by all classes: at most
-        ``max_features`` columns enter any class score (linear kernel only;
-        :mod:`csvm_stats.sparse.multiclass`, with its ranking, start and
-        screening rule: the MIQP sees the ``screen`` best-ranked columns).
-    tpr_min, tnr_min, acc_min, positive, penalty :
-        options of the two-class model, accepted only to be refused with a
+    standardize : bool, default True
+        As for :class:`CSVM`.
+    fractions : sequence of float, default (0.5, 0.25, 0.25)
+        As for :class:`CSVM`.
+    samples : mapping or None
+        As for :class:`CSVM`.
+    tpr_min, tnr_min, acc_min, positive, penalty : None
+        Options of the two-class model, accepted only to be refused with a
         message (:class:`CSVM` passes every argument here).
+    max_features : int or None
+        A gene list shared by all classes: at most ``max_features`` columns
+        enter any class score (linear kernel only; :mod:`csvm_stats.sparse.multiclass`).
+    screen : int or None
+        The MIQP sees the ``screen`` best-ranked columns (that module's rule).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Invalid labels, predictors, requirements or two-class options.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from csvm_stats import CSVM
+    >>> iris = load_iris(as_frame=True)
+    >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+    >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+    >>> type(res).__name__
+    'MulticlassResults'
     """
 
     def __init__(
@@ -182,6 +219,27 @@ class MulticlassCSVM(CSVM):
         return list(self.coding.levels)
 
     def class_name(self, k: int) -> str:
+        """The label of class position ``k``, as text.
+
+        Parameters
+        ----------
+        k : int
+            Position of the class in :attr:`classes`.
+
+        Returns
+        -------
+        str
+            Its label.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> CSVM(species, iris.data, recall_min={"virginica": 0.8}).class_name(0)
+        'setosa'
+        """
         return str(self.coding.levels[k])
 
     def _split(self, random_state: int | None) -> SampleSplit:
@@ -234,6 +292,49 @@ class MulticlassCSVM(CSVM):
         in wall seconds or, with ``clock="cpu"``, CPU seconds of this process;
         ``results.solver`` records the clock, the limit, the whole fit's times
         and what happened. Ctrl-C stops any phase with ``KeyboardInterrupt``.
+
+        Parameters
+        ----------
+        solver : str, default "auto"
+            Backend (SCIP or Gurobi).
+        time_limit : float, default 300.0
+            Seconds the whole fit may take (on ``clock``); the best rule found is kept at the limit.
+        mip_gap : float, default 1e-4
+            Relative optimality gap.
+        threads : int or None
+            Solver threads.
+        verbose : bool, default False
+            Print the solver's log.
+        random_state : int or None
+            Seed of the split and the solver; drawn and kept when ``None``.
+        guarantee : bool, default False
+            Shift the constrained classes' offsets on the held-out sample (joint guarantee).
+        warm_start : bool, default True
+            Start from the shifted one-vs-rest / Crammer-Singer point.
+        clock : {"wall", "cpu"}, default "wall"
+            What ``time_limit`` counts.
+
+        Returns
+        -------
+        MulticlassResults
+            The fitted model.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Invalid options, or a held-out sample too small for guarantee mode.
+        csvm_stats.exceptions.InfeasibleConstraintsError
+            No classifier meets the requirements on the anchor sample.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> res.classes
+        ['setosa', 'versicolor', 'virginica']
         """
         if guarantee not in (True, False):
             raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")

@@ -85,6 +85,35 @@ class MulticlassResults(FitResults):
     labels in their own dtype.
 
     ``random_state`` is the seed of the split and the solver (drawn by the fit when none was given).
+
+    Parameters
+    ----------
+    model : MulticlassSpec
+        What was fitted (design, labels, requirements).
+    split : SampleSplit
+        The training, anchor and held-out positions.
+    scaler : Standardizer
+        The column scaling.
+    fit : MulticlassFit
+        The solver's solution.
+    adjusted : dict
+        The required anchor count of each constrained class.
+    shift : GuaranteeShift or None
+        Guarantee mode's common offset shift.
+    random_state : int
+        The seed of the fit.
+    fit_options : mapping
+        The solver options used.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from csvm_stats import CSVM
+    >>> iris = load_iris(as_frame=True)
+    >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+    >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+    >>> res.random_state
+    0
     """
 
     is_multiclass = True  # how r_api, persistence and the CLI tell it from a two-class fit
@@ -127,7 +156,33 @@ class MulticlassResults(FitResults):
         return self._scores(self.model.exog.to_numpy())
 
     def decision_function(self, newdata: Any = None) -> pd.DataFrame:
-        """Scores f_k(x), one column per class (the prediction is the largest), indexed like the data."""
+        """Scores f_k(x), one column per class (the prediction is the largest), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns; ``None``: the rows the model was built on.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per class.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> list(res.decision_function(iris.data.head(2)).columns)
+        ['setosa', 'versicolor', 'virginica']
+        """
         if newdata is None:
             scores, index = self._fitted_scores, self.model.exog.index
         else:
@@ -136,12 +191,64 @@ class MulticlassResults(FitResults):
         return pd.DataFrame(scores, index=index, columns=pd.Index(self.classes, name="class"))
 
     def predict(self, newdata: Any = None) -> pd.Series:
-        """Predicted labels in the original coding (and type), indexed like the data."""
+        """Predicted labels in the original coding (and type), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns; ``None``: the rows the model was built on.
+
+        Returns
+        -------
+        pandas.Series
+            The class of the largest score for each row.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> res.predict(iris.data.head(2)).shape
+        (2,)
+        """
         scores = self.decision_function(newdata)
         return self.model.coding.decode(argmax_rule(scores.to_numpy()), index=scores.index)
 
     def csvm_scores(self, newdata: Any = None) -> np.ndarray:
-        """``(n, K)`` scores with the CSVM's own offsets (before a guarantee-mode shift): what is calibrated."""
+        """``(n, K)`` scores with the CSVM's own offsets (before a guarantee-mode shift): what is calibrated.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns; ``None``: the rows the model was built on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n, K)
+            The class scores before a guarantee-mode shift.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> res.csvm_scores(iris.data.head(2)).shape
+        (2, 3)
+        """
         return self._unshifted(self._fitted_scores if newdata is None else self.decision_function(newdata).to_numpy())
 
     def _unshifted(self, scores: np.ndarray) -> np.ndarray:
@@ -171,13 +278,66 @@ class MulticlassResults(FitResults):
         ``p1`` (each class's one-vs-rest Venn-Abers interval) and ``p`` (the
         normalised probabilities). The class of largest probability need not
         be the predicted class (:mod:`csvm_stats.multiclass.probability`).
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns; ``None``: the rows the model was built on.
+        interval : bool, default False
+            Also return each class's one-vs-rest interval.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per class (rows sum to 1), or the ``(stat, class)`` columns.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> round(float(res.predict_proba(iris.data.head(1)).sum(axis=1).iloc[0]), 6)
+        1.0
         """
         scores = self.decision_function(newdata)
         return probability_frame(self.calibration, self._unshifted(scores.to_numpy()), scores.index, self.classes,
                                  interval)
 
     def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
-        """The one-vs-rest intervals and the normalised probabilities (:meth:`predict_proba` with ``interval=True``)."""
+        """The one-vs-rest intervals and the normalised probabilities (:meth:`predict_proba` with ``interval=True``).
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the model's predictor columns; ``None``: the rows the model was built on.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``(stat, class)`` with ``stat`` in ``p0``, ``p1``, ``p``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            ``newdata`` lacks a column or has text in a numeric one.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> res.predict_interval(iris.data.head(2)).shape
+        (2, 9)
+        """
         return self.predict_proba(newdata, interval=True)
 
     @property
@@ -405,6 +565,28 @@ class MulticlassResults(FitResults):
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).
 
         ``timing=False`` omits run times; ``detail=True`` adds the internal terms (anchor counts, margin, solver).
+
+        Parameters
+        ----------
+        timing : bool, default True
+            Include run times.
+        detail : bool, default False
+            Add the internal terms (anchor counts, margin, solver).
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            A statsmodels ``Summary``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> isinstance(res.summary(timing=False).as_text(), str)
+        True
         """
         return build_multiclass_summary(self, timing=timing, detail=detail)
 

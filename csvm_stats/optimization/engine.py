@@ -229,6 +229,63 @@ def fit_csvm(
 
     Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
     (stopped without any solution), :class:`SolverError` or :class:`DataError`.
+
+    Parameters
+    ----------
+    X_train, y_train : numpy.ndarray
+        Training sample I (standardised columns) and its -1/+1 labels.
+    X_anchor, y_anchor : numpy.ndarray
+        Anchor sample J and its labels.
+    C : float, default 1.0
+        Weight of the hinge loss.
+    kernel : str, callable or Kernel, default "linear"
+        The kernel.
+    gamma : float or "scale", default "scale"
+        RBF and polynomial kernel parameter.
+    degree : int, default 3
+        Polynomial degree.
+    coef0 : float, default 1.0
+        Polynomial kernel offset.
+    rank : int or None
+        Truncated kernel factorisation (``None``: exact).
+    min_counts : mapping or None
+        ``{"tpr"|"tnr"|"acc": required anchor count}``.
+    big_m : float or None
+        ``None``: the exact model; a number: the paper's big-M model.
+    sample_weight : array-like or None
+        Training multiplicities.
+    solver : str, default "auto"
+        Backend.
+    options : SolverOptions or None
+        Time limit, gap, threads, clock.
+    warm_start : bool, default True
+        Start from the shifted SVM.
+
+    Returns
+    -------
+    CSVMFit
+        Coefficients, intercept, feature map and the solve record.
+
+    Raises
+    ------
+    csvm_stats.exceptions.InfeasibleConstraintsError
+        No classifier meets the counts.
+    csvm_stats.exceptions.NoSolutionError
+        The solver stopped without any solution.
+    csvm_stats.exceptions.SolverError
+        The backend failed.
+    csvm_stats.exceptions.DataError
+        Invalid inputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats import fit_csvm
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(120, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> fit = fit_csvm(X[:80], y[:80], X[80:], y[80:], min_counts={"tpr": int((y[80:] == 1).sum()) - 1})
+    >>> fit.record.status.value
+    'optimal'
     """
     options = options or SolverOptions()
     if budget is not None:

@@ -42,16 +42,28 @@ class VennAbersClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : a binary classifier with ``decision_function`` or
-        ``predict_proba``; default ``LinearSVC()`` (as CalibratedClassifierCV).
-    cv : folds for the out-of-fold scores (an int, a splitter or an iterable,
-        as in ``cross_val_predict``).
+    estimator : estimator or None
+        A binary classifier with ``decision_function`` or ``predict_proba``;
+        default ``LinearSVC()`` (as CalibratedClassifierCV).
+    cv : int, splitter or iterable, default 5
+        Folds for the out-of-fold scores, as in ``cross_val_predict``.
 
     Attributes
     ----------
     classes_ : the two labels; ``classes_[1]`` is the positive class.
     estimator_ : the estimator fitted on all the data.
     calibrator_ : the :class:`~csvm_stats.probability.venn_abers.VennAbers` predictor.
+
+    Examples
+    --------
+    >>> from sklearn.svm import LinearSVC
+    >>> from csvm_stats.probability.calibrated import VennAbersClassifier
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> X = (X - X.mean()) / X.std()
+    >>> va = VennAbersClassifier(LinearSVC(), cv=5).fit(X, y)
+    >>> va.predict_proba(X.head(2)).shape
+    (2, 2)
     """
 
     def __init__(self, estimator=None, *, cv=5):
@@ -64,7 +76,36 @@ class VennAbersClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return tags
 
     def fit(self, X, y):
-        """Out-of-fold scores, the estimator refitted on all rows, and the calibrator; returns ``self``."""
+        """Out-of-fold scores, the estimator refitted on all rows, and the calibrator; returns ``self``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Two labels; ``classes_[1]`` is positive.
+
+        Returns
+        -------
+        VennAbersClassifier
+            ``self``, fitted.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Not exactly two classes, or an estimator without scores.
+
+        Examples
+        --------
+        >>> from sklearn.svm import LinearSVC
+        >>> from csvm_stats.probability.calibrated import VennAbersClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()
+        >>> va = VennAbersClassifier(LinearSVC(), cv=5).fit(X, y)
+        >>> va.classes_.tolist()
+        [-1, 1]
+        """
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=True)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -82,19 +123,101 @@ class VennAbersClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return self
 
     def predict_interval(self, X) -> np.ndarray:
-        """(n, 2) interval ``[p0, p1]`` of P(``classes_[1]`` | x)."""
+        """(n, 2) interval ``[p0, p1]`` of P(``classes_[1]`` | x).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            The interval ``[p0, p1]``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The classifier is not fitted.
+
+        Examples
+        --------
+        >>> from sklearn.svm import LinearSVC
+        >>> from csvm_stats.probability.calibrated import VennAbersClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()
+        >>> va = VennAbersClassifier(LinearSVC(), cv=5).fit(X, y)
+        >>> interval = va.predict_interval(X.head(3))
+        >>> bool((interval[:, 0] <= interval[:, 1]).all())
+        True
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=None, reset=False)
         p0, p1 = self.calibrator_.interval(_scores(self.estimator_, X))
         return np.column_stack([p0, p1])
 
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) merged probabilities, columns in ``classes_`` order."""
+        """(n, 2) merged probabilities, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Merged probabilities, columns in ``classes_`` order.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The classifier is not fitted.
+
+        Examples
+        --------
+        >>> from sklearn.svm import LinearSVC
+        >>> from csvm_stats.probability.calibrated import VennAbersClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()
+        >>> va = VennAbersClassifier(LinearSVC(), cv=5).fit(X, y)
+        >>> bool(((va.predict_proba(X) >= 0) & (va.predict_proba(X) <= 1)).all())
+        True
+        """
         interval = self.predict_interval(X)
         p = merge(interval[:, 0], interval[:, 1])
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X) -> np.ndarray:
-        """The class of larger probability (ties to ``classes_[1]``)."""
+        """The class of larger probability (ties to ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            The predicted labels.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The classifier is not fitted.
+
+        Examples
+        --------
+        >>> from sklearn.svm import LinearSVC
+        >>> from csvm_stats.probability.calibrated import VennAbersClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()
+        >>> va = VennAbersClassifier(LinearSVC(), cv=5).fit(X, y)
+        >>> va.predict(X.head(2)).shape
+        (2,)
+        """
         p = self.predict_proba(X)[:, 1]
         return np.where(p >= 0.5, self.classes_[1], self.classes_[0])

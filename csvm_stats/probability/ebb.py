@@ -124,30 +124,44 @@ class EBB(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : "linear", "rbf", "poly" or a callable returning the Gram matrix.
-    C_grid : C values (CSVM convention, ``SVC(C=C/2)``); default ``2**(-5..5)``.
-    gamma_grid : gamma values for "rbf"/"poly"; default ``2**(-5..5)``. The grid
+    kernel : {"linear", "rbf", "poly"} or callable, default "linear"
+        The kernel, or a callable returning the Gram matrix.
+    C_grid : sequence of float or None
+        C values (CSVM convention, ``SVC(C=C/2)``); default ``2**(-5..5)``.
+    gamma_grid : sequence of float or None
+        Gamma values for "rbf"/"poly"; default ``2**(-5..5)``. The grid
         Theta is every (C, gamma) pair.
-    n_bootstrap : B, bootstrap samples per theta (paper: 500).
-    eps : keep every theta whose reliability is within ``eps`` of the best;
-        ``inf`` (default, the paper's headline EBB) keeps all, 0 keeps the
-        best only (all tied best ones).
-    reliability : "accuracy", "auc" or "gmean", measured out of bag.
-    variant : "ebb", "cebb1" (moved threshold) or "cebb2" (CSVM fits).
-    tpr_min, tnr_min, acc_min : required rates (CEBB1: exactly one of tpr_min,
-        tnr_min; CEBB2: any, passed to the CSVM).
-    alpha, bound : margin turning a rate into a count (:mod:`csvm_stats.inference.bounds`).
-    n_jobs : joblib workers (None: the active joblib backend's default).
-    random_state : int, SeedSequence or Generator seeding the bootstrap samples.
-    progress : show a tqdm bar; None shows it when stderr is a terminal.
-    solver, time_limit : CSVM backend and per-fit time limit in seconds (CEBB2).
-    calibration : None (the paper's probabilities) or "venn-abers" (EBB-VA,
-        module docstring; variant "ebb" only).
-
-    Cost: EBB and CEBB1 fit ``n_bootstrap x n_theta`` SVMs (5,500 for the
-    paper's setting, seconds on Wisconsin). CEBB2 solves up to as many mixed
-    integer programs, each up to ``time_limit`` seconds, skipping those the
-    plain SVM already settles; use a small ``n_bootstrap`` and grid for it.
+    n_bootstrap : int, default 500
+        B, bootstrap samples per theta (paper: 500).
+    eps : float, default inf
+        Keep every theta whose reliability is within ``eps`` of the best;
+        ``inf`` (the paper's headline EBB) keeps all, 0 keeps the best only
+        (all tied best ones).
+    reliability : {"accuracy", "auc", "gmean"}, default "accuracy"
+        Reliability of a theta, measured out of bag.
+    variant : {"ebb", "cebb1", "cebb2"}, default "ebb"
+        Plain EBB, CEBB1 (moved threshold) or CEBB2 (CSVM fits).
+    tpr_min, tnr_min, acc_min : float or None
+        Required rates (CEBB1: exactly one of tpr_min, tnr_min; CEBB2: any,
+        passed to the CSVM).
+    alpha : float, default 0.05
+        Level of the margin turning a rate into a count
+        (:mod:`csvm_stats.inference.bounds`).
+    bound : {"hoeffding", "binomial", "none"}, default "hoeffding"
+        That margin.
+    n_jobs : int or None
+        joblib workers (None: the active joblib backend's default).
+    random_state : int, SeedSequence, Generator or None
+        Seeds the bootstrap samples.
+    progress : bool or None
+        Show a tqdm bar; None shows it when stderr is a terminal.
+    solver : str, default "auto"
+        CSVM backend (CEBB2).
+    time_limit : float, default 10.0
+        Per-fit time limit in seconds (CEBB2).
+    calibration : {None, "venn-abers"}
+        None (the paper's probabilities) or "venn-abers" (EBB-VA, module
+        docstring; variant "ebb" only).
 
     Attributes
     ----------
@@ -169,6 +183,23 @@ class EBB(ClassifierMixin, BaseEstimator):
     oob_proba_ : EBB-VA only, (n,) out-of-bag EBB probability of each
         training point (NaN for a point no fit left out).
     venn_abers_ : EBB-VA only, the Venn-Abers predictor fitted on them.
+
+    Notes
+    -----
+    Cost: EBB and CEBB1 fit ``n_bootstrap x n_theta`` SVMs (5,500 for the
+    paper's setting, seconds on Wisconsin). CEBB2 solves up to as many mixed
+    integer programs, each up to ``time_limit`` seconds, skipping those the
+    plain SVM already settles; use a small ``n_bootstrap`` and grid for it.
+
+    Examples
+    --------
+    >>> from csvm_stats import EBB
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+    >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+    >>> ebb.predict_proba(X.head(3)).shape
+    (3, 2)
     """
 
     def __init__(
@@ -278,7 +309,35 @@ class EBB(ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y) -> "EBB":
-        """Fit B models per theta on bootstrap samples of (X, y) and the weights rho."""
+        """Fit B models per theta on bootstrap samples of (X, y) and the weights rho.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (numeric).
+        y : array-like of shape (n_samples,)
+            Two labels; ``classes_[1]`` (the larger) is positive.
+
+        Returns
+        -------
+        EBB
+            ``self``, fitted.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Invalid data or parameters (for example not exactly two classes).
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+        >>> float(ebb.rho_.sum())
+        1.0
+        """
         self._check_params()
         rates = self._required_rates()
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -470,16 +529,69 @@ class EBB(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- predict
     def bootstrap_scores(self, X, theta: int) -> np.ndarray:
-        """The (n, B) score matrix of grid point ``theta`` (row of theta_grid_) on X.
+        """The (n, B) score matrix of grid point ``theta`` (row of ``theta_grid_``) on X.
 
         A histogram of a row is the paper's per-instance score histogram.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the ensemble was fitted on.
+        theta : int
+            Row of ``theta_grid_``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_bootstrap)
+            The decision value of every bootstrap fit at every row.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The ensemble is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+        >>> ebb.bootstrap_scores(X.head(3), 0).shape
+        (3, 10)
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.ensembles_[theta].scores(X)
 
     def proba_by_theta(self, X) -> np.ndarray:
-        """The (n, n_theta) matrix of P(y = positive | x, theta) (the paper's PX)."""
+        """The (n, n_theta) matrix of P(y = positive | x, theta) (the paper's PX).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the ensemble was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_theta)
+            P(y = positive | x, theta) for each grid point.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The ensemble is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+        >>> ebb.proba_by_theta(X.head(3)).shape
+        (3, 2)
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return np.column_stack(
@@ -496,6 +608,31 @@ class EBB(ClassifierMixin, BaseEstimator):
 
         The paper's P(y = +1 | x); with ``calibration="venn-abers"`` its merged
         Venn-Abers calibration (EBB-VA).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the ensemble was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            Probabilities, columns in ``classes_`` order.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The ensemble is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+        >>> bool((ebb.predict_proba(X.head(3)).sum(axis=1) == 1).all())
+        True
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -505,7 +642,33 @@ class EBB(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict_interval(self, X) -> np.ndarray:
-        """EBB-VA only: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(y = positive | x)."""
+        """EBB-VA only: (n, 2) Venn-Abers interval ``[p0, p1]`` of P(y = positive | x).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the ensemble was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, 2)
+            The interval ``[p0, p1]``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            The ensemble was not fitted with ``calibration="venn-abers"``.
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb_va = EBB(n_bootstrap=10, C_grid=[1.0], calibration="venn-abers", random_state=0, progress=False).fit(X, y)
+        >>> ebb_va.predict_interval(X.head(3)).shape
+        (3, 2)
+        """
         check_is_fitted(self)
         if self.calibration is None:
             raise DataError("predict_interval needs calibration='venn-abers' (EBB-VA); the paper's EBB has no interval.")
@@ -514,7 +677,33 @@ class EBB(ClassifierMixin, BaseEstimator):
         return np.column_stack([p0, p1])
 
     def predict(self, X) -> np.ndarray:
-        """The positive class where P(y = positive | x) >= 1/2, else the negative one."""
+        """The positive class where P(y = positive | x) >= 1/2, else the negative one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the columns the ensemble was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+            The predicted labels.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The ensemble is not fitted.
+
+        Examples
+        --------
+        >>> from csvm_stats import EBB
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> X = (X - X.mean()) / X.std()  # EBB fits SVMs on the columns as given
+        >>> ebb = EBB(n_bootstrap=10, C_grid=[0.5, 2.0], random_state=0, progress=False).fit(X, y)
+        >>> ebb.predict(X.head(3)).shape
+        (3,)
+        """
         p = self.predict_proba(X)[:, 1]
         return np.where(p >= 0.5, self.classes_[1], self.classes_[0])
 

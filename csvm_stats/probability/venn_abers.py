@@ -126,15 +126,32 @@ TIE_TOLERANCE = 1e-9
 class VennAbers:
     """A fitted inductive Venn-Abers predictor (module docstring).
 
-    ``scores`` are the k distinct calibration scores, sorted; ``p0`` and
-    ``p1`` (length 2k + 1) the lower and upper probability of every slot:
-    slot 2j is strictly between ``scores[j-1]`` and ``scores[j]`` (slot 0
+    Slot 2j is strictly between ``scores[j-1]`` and ``scores[j]`` (slot 0
     below all, slot 2k above all), slot 2j + 1 equal to ``scores[j]``.
-    ``n`` and ``n_positive`` count the calibration points and their positives.
 
     :meth:`fit` computes a slot's two probabilities when a score first falls
     in it (:meth:`interval`), or all of them when ``p0`` or ``p1`` is read;
     the constructor takes a complete table (as a model file stores it).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        The k distinct calibration scores, sorted.
+    p0, p1 : numpy.ndarray
+        Length 2k + 1: the lower and upper probability of every slot.
+    n : int
+        Number of calibration points.
+    n_positive : int
+        Number of positives among them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.probability.venn_abers import VennAbers
+    >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+    >>> p0, p1 = va.interval([0.7])
+    >>> bool(p0[0] <= p1[0])
+    True
     """
 
     def __init__(self, scores: np.ndarray, p0: np.ndarray, p1: np.ndarray, n: int, n_positive: int) -> None:
@@ -157,7 +174,34 @@ class VennAbers:
 
     @classmethod
     def fit(cls, scores, labels) -> VennAbers:
-        """Calibrate on ``scores`` with 0/1 (or -1/+1, or bool) ``labels``; needs at least one point."""
+        """Calibrate on ``scores`` with 0/1 (or -1/+1, or bool) ``labels``; needs at least one point.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Calibration scores (decision values of points the classifier was not fitted on).
+        labels : array-like
+            Their labels: 0/1, -1/+1 or bool.
+
+        Returns
+        -------
+        VennAbers
+            The fitted predictor.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            No points, lengths that differ, labels other than two values, or a
+            NaN or infinite score.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.probability.venn_abers import VennAbers
+        >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+        >>> va.n, va.n_positive
+        (5, 2)
+        """
         s = check_scores(scores, "calibration scores")
         y = np.asarray(labels)
         if y.shape != s.shape:
@@ -203,6 +247,29 @@ class VennAbers:
         A score within ``TIE_TOLERANCE`` (relative) of a calibration score
         counts as tied with it, so that the rounding of one point's decision
         value computed in another batch cannot move it to the next slot.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Scores of new points (the calibrated classifier's decision values).
+
+        Returns
+        -------
+        numpy.ndarray of int
+            The slot (class docstring) of each score.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A score is NaN or infinite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.probability.venn_abers import VennAbers
+        >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+        >>> va.slots([-3.0, -2.0, 3.0]).tolist()
+        [0, 1, 10]
         """
         s = check_scores(scores)
         c, k = self.scores, self.scores.size
@@ -213,17 +280,90 @@ class VennAbers:
                         np.where(np.abs(c[below] - s) <= tol, 2 * below + 1, 2 * j))
 
     def interval(self, scores) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper probabilities ``(p0, p1)`` of y = 1 for each score."""
+        """Lower and upper probabilities ``(p0, p1)`` of y = 1 for each score.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Scores of new points (the calibrated classifier's decision values).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(p0, p1)``, each with one entry per score, ``p0 <= p1``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A score is NaN or infinite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.probability.venn_abers import VennAbers
+        >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+        >>> p0, p1 = va.interval([0.0, 1.5])
+        >>> bool((p0 <= p1).all())
+        True
+        """
         p0, p1 = self._values(self.slots(scores))
         return p0, p1
 
     def predict(self, scores) -> np.ndarray:
-        """Merged probability ``p1 / (1 - p0 + p1)`` of y = 1 for each score."""
+        """Merged probability ``p1 / (1 - p0 + p1)`` of y = 1 for each score.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Scores of new points (the calibrated classifier's decision values).
+
+        Returns
+        -------
+        numpy.ndarray
+            The merged probability of y = 1 for each score.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A score is NaN or infinite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.probability.venn_abers import VennAbers
+        >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+        >>> va.predict([-3.0, 3.0]).shape
+        (2,)
+        """
         p0, p1 = self.interval(scores)
         return merge(p0, p1)
 
     def threshold(self, score: float = 0.0) -> float:
-        """The merged probability at ``score``: every score >= it has at least this probability."""
+        """The merged probability at ``score``: every score >= it has at least this probability.
+
+        Parameters
+        ----------
+        score : float, default 0.0
+            The score at which to read the merged probability.
+
+        Returns
+        -------
+        float
+            The merged probability at ``score``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            A score is NaN or infinite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.probability.venn_abers import VennAbers
+        >>> va = VennAbers.fit(np.array([-2.0, -1.0, 0.5, 1.0, 2.0]), np.array([0, 0, 1, 0, 1]))
+        >>> 0.0 <= va.threshold(0.0) <= 1.0
+        True
+        """
         return float(self.predict(np.array([score]))[0])
 
     @property

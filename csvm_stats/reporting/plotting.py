@@ -173,7 +173,38 @@ class ConstrainedROCDisplay:
 
 
 def plot_roc(results: CSVMResults, *, ax: Axes | None = None, samples: Sequence[str] = ("anchor", "holdout")) -> Axes:
-    """ROC with constrained region and operating points of a fitted CSVM; returns the Axes."""
+    """ROC with constrained region and operating points of a fitted CSVM; returns the Axes.
+
+    Parameters
+    ----------
+    results : CSVMResults
+        A fitted two-class CSVM.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+    samples : sequence of str, default ("anchor", "holdout")
+        The samples whose ROC curves and operating points are drawn.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> from csvm_stats.reporting.plotting import plot_roc
+    >>> ax = plot_roc(res)
+    """
     return ConstrainedROCDisplay.from_results(results, samples=samples).plot(ax).ax_
 
 
@@ -272,7 +303,39 @@ class TradeoffDisplay:
 
 
 def plot_tradeoff(fits: Sequence[CSVMResults], *, rate: str = "tpr", ax: Axes | None = None) -> Axes:
-    """Trade-off of CSVMs fitted with rising targets for ``rate``; returns the Axes."""
+    """Trade-off of CSVMs fitted with rising targets for ``rate``; returns the Axes.
+
+    Parameters
+    ----------
+    fits : sequence of CSVMResults
+        CSVMs fitted with rising targets.
+    rate : {"tpr", "tnr"}, default "tpr"
+        The constrained rate.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> from csvm_stats.reporting.plotting import plot_tradeoff
+    >>> fits = [CSVM(y, X, tpr_min=p, bound="binomial").fit(random_state=0) for p in (0.8, 0.95)]
+    >>> ax = plot_tradeoff(fits)
+    """
     return TradeoffDisplay.from_results(fits, rate=rate).plot(ax).ax_
 
 
@@ -333,7 +396,45 @@ class BootstrapScoreDisplay:
 
 def plot_bootstrap_scores(estimator: EBB, X: Any, index: int, *, theta: int | None = None,
                           ax: Axes | None = None, bins: int = 30) -> Axes:
-    """Histogram of the bootstrap scores of row ``index`` of ``X``; returns the Axes."""
+    """Histogram of the bootstrap scores of row ``index`` of ``X``; returns the Axes.
+
+    Parameters
+    ----------
+    estimator : EBB
+        A fitted ensemble.
+    X : array-like
+        Rows.
+    index : int
+        The row of ``X`` whose scores are drawn.
+    theta : int or None
+        Grid point (row of ``theta_grid_``); default the one of largest weight.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+    bins : int, default 30
+        Histogram bins.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from csvm_stats import EBB
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.reporting.plotting import plot_bootstrap_scores
+    >>> X, y = load_dataset("wisconsin")
+    >>> X = (X - X.mean()) / X.std()
+    >>> ebb = EBB(n_bootstrap=10, C_grid=[1.0], random_state=0, progress=False).fit(X, y)
+    >>> ax = plot_bootstrap_scores(ebb, X, 0)
+    """
     return BootstrapScoreDisplay.from_estimator(estimator, X, index, theta=theta, bins=bins).plot(ax).ax_
 
 
@@ -344,6 +445,35 @@ def reliability_curve(positive: np.ndarray, p: np.ndarray, n_bins: int, strategy
     Bins are equal-width on [0, 1] (``"uniform"``) or hold equal numbers of
     points (``"quantile"``); the binning is that of
     ``sklearn.calibration.calibration_curve``, which does not report counts.
+
+    Parameters
+    ----------
+    positive : numpy.ndarray of bool
+        Whether each point is positive.
+    p : numpy.ndarray
+        Predicted probabilities.
+    n_bins : int
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-count bins.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Mean prediction, observed share of positives and count per non-empty bin.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        An unknown strategy or bad probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.reporting.plotting import reliability_curve
+    >>> mean, share, count = reliability_curve(np.array([0, 1, 1, 0], bool), np.array([0.1, 0.8, 0.6, 0.3]), 2, "uniform")
+    >>> count.tolist()
+    [2, 2]
     """
     if strategy == "uniform":
         edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -409,7 +539,42 @@ class ReliabilityDisplay:
 
 def plot_reliability(y_true: Any, probabilities: Mapping[str, Any] | Any, *, ax: Axes | None = None,
                      n_bins: int = 10, strategy: str = "uniform") -> Axes:
-    """Reliability diagram of one or several probability estimates; returns the Axes."""
+    """Reliability diagram of one or several probability estimates; returns the Axes.
+
+    Parameters
+    ----------
+    y_true : array-like
+        0/1 (or -1/+1, bool) outcomes.
+    probabilities : array-like or mapping of str to array-like
+        One probability vector, or several by name.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+    n_bins : int, default 10
+        Bins of the predicted probability.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        Equal-width bins or equal-count bins.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> from csvm_stats.reporting.plotting import plot_reliability
+    >>> ax = plot_reliability(y == 1, {"Venn-Abers": res.predict_proba(X)}, n_bins=5)
+    """
     return ReliabilityDisplay.from_predictions(y_true, probabilities, n_bins=n_bins, strategy=strategy).plot(ax).ax_
 
 
@@ -464,7 +629,44 @@ class SelectionStabilityDisplay:
 
 def plot_selection_stability(table: pd.DataFrame, *, top: int = 20, threshold: float | None = None,
                              ax: Axes | None = None) -> Axes:
-    """Selection frequencies of the ``top`` most often chosen features; returns the Axes."""
+    """Selection frequencies of the ``top`` most often chosen features; returns the Axes.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A selection-frequency table (``frequency`` column), as
+        ``res.selection_stability()`` or ``StabilitySelection.table`` give it.
+    top : int, default 20
+        How many features to show.
+    threshold : float or None
+        Draw the stability threshold.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.stability import stability_selection
+    >>> from csvm_stats.reporting.plotting import plot_selection_stability
+    >>> stable = stability_selection(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case"), n_pairs=2)
+    >>> ax = plot_selection_stability(stable.table, threshold=stable.threshold)
+    """
     return SelectionStabilityDisplay(table, top, threshold).plot(ax).ax_
 
 
@@ -473,6 +675,39 @@ def plot_sparsity_path(path: Any, *, rate: str = "tpr", ax: Axes | None = None) 
 
     ``path`` is a :class:`~csvm_stats.sparse.path.SparsityPath`; each point is
     labelled with its C or s. Points without a solution are left out.
+
+    Parameters
+    ----------
+    path : SparsityPath
+        The output of :func:`~csvm_stats.sparse.path.sparsity_path`.
+    rate : {"tpr", "tnr", "acc"}, default "tpr"
+        The held-out rate on the y axis.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; a new figure when ``None``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed (``pip install -e '.[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.path import sparsity_path
+    >>> from csvm_stats.reporting.plotting import plot_sparsity_path
+    >>> model = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2)
+    >>> ax = plot_sparsity_path(sparsity_path(model, [2, 3]))
     """
     table = path.table
     if f"{rate}_heldout" not in table:

@@ -34,7 +34,31 @@ from csvm_stats.optimization.solvers.base import CLOCKS
 
 @dataclass(frozen=True)
 class SparsityPath:
-    """The path: ``table`` (one row per grid value), ``coefficients`` (features x grid) and the fits."""
+    """The path: ``table`` (one row per grid value), ``coefficients`` (features x grid) and the fits.
+
+    Parameters
+    ----------
+    parameter : str
+        ``"max_features"`` or ``"C"``.
+    table : pandas.DataFrame
+        One row per grid value.
+    coefficients : pandas.DataFrame
+        Features x grid values.
+    results : tuple
+        The fits (``None`` where a grid point had no solution).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.path import sparsity_path
+    >>> path = sparsity_path(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2), [2, 3], random_state=0)
+    >>> path.coefficients.shape[1]
+    2
+    """
 
     parameter: str
     table: pd.DataFrame
@@ -65,6 +89,45 @@ def sparsity_path(
     L1 model; ``clock`` is what ``time_limit`` counts, as in ``CSVM.fit``.
     A grid point without a solution (e.g. no s-sparse classifier
     meets the constraints) is recorded with its error and skipped as a start.
+
+    Parameters
+    ----------
+    model : CSVM
+        A sparse model (``max_features`` or ``penalty="l1"``).
+    values : sequence of float
+        The grid of s or C.
+    random_state : int, default 0
+        The split, the same for every grid point.
+    solver : str, default "auto"
+        Backend.
+    time_limit : float, default 300.0
+        Per-fit limit.
+    mip_gap : float, default 1e-4
+        Relative gap.
+    clock : {"wall", "cpu"}, default "wall"
+        What ``time_limit`` counts.
+
+    Returns
+    -------
+    SparsityPath
+        One row per grid value, the coefficients and the fits.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        The model is not sparse, or the grid is empty or invalid.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.path import sparsity_path
+    >>> path = sparsity_path(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2), [2, 3], random_state=0)
+    >>> len(path.table)
+    2
     """
     if not model.sparse:
         raise DataError("sparsity_path needs a sparse model: CSVM(..., penalty='l1') or CSVM(..., max_features=s).")

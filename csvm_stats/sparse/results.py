@@ -28,7 +28,24 @@ SELECTION_NOTE = (
 
 
 class SparseCSVMResults(CSVMResults):
-    """A fitted sparse CSVM (``penalty="l1"`` or ``max_features``); see :class:`CSVMResults`."""
+    """A fitted sparse CSVM (``penalty="l1"`` or ``max_features``); see :class:`CSVMResults`.
+
+    Parameters
+    ----------
+    state : FittedState
+        What the fit hands over, with the selection.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> res = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2).fit(random_state=0)
+    >>> len(res.selected_features) <= 2
+    True
+    """
 
     @property
     def route(self) -> str:  # type: ignore[override]
@@ -93,6 +110,43 @@ class SparseCSVMResults(CSVMResults):
         ``None`` are the fit's own (:attr:`fit_options`), as are its threads
         and seed. A refit stopped at its limit contributes its incumbent's
         selection.
+
+        Parameters
+        ----------
+        n_bootstrap : int, default 100
+            Bootstrap refits.
+        random_state : int, default 0
+            Seed of the resamples.
+        n_jobs : int or None
+            joblib workers (any backend).
+        solver : str, default "auto"
+            Backend of the refits.
+        time_limit, mip_gap : float or None
+            Per-refit limit and gap (``None``: the fit's own).
+        clock : {"wall", "cpu"} or None
+            What ``time_limit`` counts (``None``: the fit's own).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per feature: ``frequency``, ``count``, ``refits``.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            Invalid options, or every refit failed.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+        >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+        >>> res = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2).fit(random_state=0)
+        >>> table = res.selection_stability(n_bootstrap=3)
+        >>> "frequency" in table.columns
+        True
         """
         from csvm_stats.sparse.stability import selection_frequencies
 
@@ -120,6 +174,30 @@ class SparseCSVMResults(CSVMResults):
 
     def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
         """The CSVM summary with the selected features (never an all-zero row) and the screening note."""
+
+        Parameters
+        ----------
+        timing : bool, default True
+            Include the solve time.
+        detail : bool, default False
+            Add the internal terms (anchor counts, margin, solver).
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            The summary, with the selected features.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+        >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+        >>> res = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2).fit(random_state=0)
+        >>> isinstance(res.summary(timing=False).as_text(), str)
+        True
+        """
         fit, p = self.engine_fit, len(self.model.exog_names)
         route = (
             f"L2 CSVM with at most {fit.max_features} features" if self.route == "cardinality"

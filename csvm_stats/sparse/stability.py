@@ -115,6 +115,45 @@ def selection_frequencies(
     Columns: ``frequency`` (share of the successful refits that chose the
     feature), ``count``, ``refits`` (successful refits; a refit fails when
     its resample admits no classifier meeting the constraints).
+
+    Parameters
+    ----------
+    X_train, y_train : numpy.ndarray
+        The training sample (standardised columns) and its -1/+1 labels.
+    X_anchor, y_anchor : numpy.ndarray
+        The anchor sample and its labels.
+    names : list of str
+        The column names.
+    fit_kwargs : mapping
+        Keyword arguments of every sparse refit (the route, s or C, targets).
+    n_bootstrap : int, default 100
+        Bootstrap refits.
+    random_state : int, default 0
+        Seed of the resamples.
+    n_jobs : int or None
+        joblib workers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per feature: ``frequency``, ``count``, ``refits``.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        Every refit failed.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> res = CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case", max_features=2).fit(random_state=0)
+    >>> table = res.selection_stability(n_bootstrap=3, random_state=0)
+    >>> "frequency" in table.columns
+    True
     """
     _check_count(n_bootstrap, "n_bootstrap")
     rng = np.random.default_rng(random_state)
@@ -222,6 +261,37 @@ class StabilitySelection:
     (``path.table["n_selected"]`` chose ``C``; ``None`` for the L2 base).
     :meth:`summary` reports them with the error bound and its assumptions;
     :meth:`refit` fits the CSVM on the stable features on the same split.
+
+    Parameters
+    ----------
+    base : {"l2", "l1"}
+        The base procedure.
+    C : float
+        The base fits' C.
+    q : int
+        The most features a half fit keeps.
+    threshold : float
+        The frequency :math:`\\pi`.
+    n_pairs : int
+        Complementary pairs.
+    table : pandas.DataFrame
+        Frequencies with a column ``stable``.
+    fit : CSVMResults
+        The fit on I and J whose split and anchor counts the halves come from.
+    path : SparsityPath or None
+        The L1 base's grid fits (``None`` for the L2 base).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.stability import stability_selection
+    >>> stable = stability_selection(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case"), n_pairs=3, random_state=0)
+    >>> "frequency" in stable.table.columns
+    True
     """
 
     base: str
@@ -374,6 +444,53 @@ def stability_selection(
     with the same ``random_state`` keeps valid held-out statements.
     ``solver``, ``time_limit`` and ``clock`` (as in ``CSVM.fit``) hold for
     every fit.
+
+    Parameters
+    ----------
+    model : CSVM
+        The base model, linear kernel: ``penalty="l2"`` (default) or ``"l1"``.
+    C_values : sequence of float or None
+        The C grid of the L1 base (``None`` for the L2 base).
+    threshold : float, default 0.6
+        The selection frequency :math:`\\pi` a stable feature needs (> 1/2).
+    expected_false : float, default 1.0
+        The bound v on the expected number of low-probability selections that
+        fixes q = floor(sqrt(v (2 pi - 1) p)).
+    n_pairs : int, default 50
+        Complementary pairs of half-samples (2 ``n_pairs`` fits).
+    random_state : int, default 0
+        The split (as ``model.fit(random_state=...)``) and the halves.
+    n_jobs : int or None
+        joblib workers (any joblib backend, for example dask).
+    solver : str, default "auto"
+        Backend of every fit.
+    time_limit : float, default 300.0
+        Per-fit limit.
+    clock : ('wall', 'cpu'), default "wall"
+        What ``time_limit`` counts.
+
+    Returns
+    -------
+    StabilitySelection
+        The frequency table, the stable set and the error bound.
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        A non-linear kernel, ``C_values`` with the L2 base, a threshold not
+        above 1/2, or too few rows for half-samples.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+    >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+    >>> from csvm_stats.sparse.stability import stability_selection
+    >>> stable = stability_selection(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case"), n_pairs=3, random_state=0)
+    >>> stable.q >= 1 and 0 < stable.threshold < 1
+    True
     """
     if getattr(model, "penalty", None) is None:  # e.g. a MulticlassCSVM (several classes)
         raise DataError(
