@@ -687,6 +687,27 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
 
 
+def _scaler(arrays: dict[str, np.ndarray], p: int) -> Standardizer:
+    """The stored standardisation: ``p`` finite means and ``p`` positive normal scales with finite inverses."""
+    for name in ("scale_mean", "scale_sd"):
+        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
+    tiny = np.finfo(np.float64).tiny
+    sd = arrays["scale_sd"]
+    _require(
+        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
+        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
+    )
+    return Standardizer(arrays["scale_mean"], sd)
+
+
+def _checked_formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
+    """The stored formula (:func:`_formula`), checked to build exactly the file's design columns."""
+    formula = _formula(fields, columns)
+    if formula is not None:
+        _check_formula_columns(formula, columns)
+    return formula
+
+
 def _check_formula_columns(design: FormulaDesign, columns: list[str]) -> None:
     """The formula must build exactly the file's design columns (probed on levels and zeros, never on user data)."""
     from csvm_stats.preprocessing.formula import probe_frame
@@ -885,25 +906,16 @@ def _load(path: Path) -> SavedModel:
     _require(len(set(columns)) == len(columns), "columns must not repeat")
     p = len(columns)
     fmap = _kernel(metadata.get("kernel"), arrays, p)
-    for name in ("scale_mean", "scale_sd"):
-        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
-    tiny = np.finfo(np.float64).tiny
-    sd = arrays["scale_sd"]
-    _require(
-        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
-        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
-    )
+    scaler = _scaler(arrays, p)
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
     report = _report(metadata.get("report"), columns)
     calibration, method = _calibration(metadata.get("calibration"), arrays)
-    formula = _formula(metadata.get("formula"), columns)
-    if formula is not None:
-        _check_formula_columns(formula, columns)
+    formula = _checked_formula(metadata.get("formula"), columns)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),
-        scaler=Standardizer(arrays["scale_mean"], arrays["scale_sd"]),
+        scaler=scaler,
         feature_map=fmap,
         coef=arrays["coef"],
         intercept=float(intercept),
