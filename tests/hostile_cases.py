@@ -43,7 +43,7 @@ from csvm_stats.exceptions import (
     MissingFileError,
 )
 from csvm_stats.interfaces.cli import EXIT_DATA, EXIT_FILE, EXIT_FORMULA, main
-from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
+from csvm_stats.interfaces.persistence import ModelFileError, ModelFileLimitError, load_model, save_model
 from csvm_stats.models.model import CSVM
 from csvm_stats.preprocessing.formula import build_design
 from csvm_stats.preprocessing.formula_grammar import parse_formula
@@ -550,15 +550,15 @@ MODEL_CASES = [
     Case("model: labels repeated", "model", load("lr.csvm", metadata=lambda m: m["labels"].update(levels=["p", "p"])), ModelFileError, r"two different labels"),
     Case("model: format version 99", "model", load("fv.csvm", metadata=lambda m: m.update(format_version=99)), ModelFileError, r"format version 99"),
     Case("model: kernel callable", "model", load("kc.csvm", metadata=lambda m: m["kernel"].update(name="callable")), ModelFileError, r"kernel.name"),
-    Case("model: 200,000 JSON keys", "model", load("keys.csvm", raw_json=_many_keys(200_000)), ModelFileError, r"200000 object keys, more than 100000.*MAX_JSON_KEYS"),
+    Case("model: 200,000 JSON keys", "model", load("keys.csvm", raw_json=_many_keys(200_000)), ModelFileLimitError, r"200000 object keys, more than 100000.*MAX_JSON_KEYS"),
     Case("model: repeated JSON key", "model", load("dup.csvm", raw_json=b'{"format": 1, "format": 2}'), ModelFileError, r"repeats the key\(s\) \['format'\]"),
     Case("model: JSON NaN", "model", load("nan.csvm", raw_json=b'{"format": NaN}'), ModelFileError, r"NaN"),
-    Case("model: JSON nested 10,000 deep", "model", load("deepj.csvm", raw_json=b"[" * 10_000 + b"]" * 10_000), ModelFileError, r"nests 10000 deep"),
+    Case("model: JSON nested 10,000 deep", "model", load("deepj.csvm", raw_json=b"[" * 10_000 + b"]" * 10_000), ModelFileLimitError, r"nests 10000 deep"),
     Case("model: JSON integer of 5000 digits", "model", load("digits.csvm", raw_json=b'{"n": ' + b"9" * 5000 + b"}"), ModelFileError, r"integer of 5000 digits"),
     Case("model: JSON not UTF-8", "model", load("latin.csvm", raw_json=b'{"a": "\xff"}'), ModelFileError, r"not JSON"),
     Case("model: JSON array at top", "model", load("arr.csvm", raw_json=b"[1, 2]"), ModelFileError, r"JSON object"),
     Case("model: an extra pickle member", "model", load("pkl.csvm", extra={"arrays/evil.pkl": b"cos\nsystem\n(S'true'\ntR."}), ModelFileError, r"unexpected member"),
-    Case("model: 12,000 members", "model", load("members.csvm", extra={f"m{i}": b"" for i in range(12_000)}), ModelFileError, r"12\d\d\d members \(at most 10000\)"),
+    Case("model: 12,000 members", "model", load("members.csvm", extra={f"m{i}": b"" for i in range(12_000)}), ModelFileLimitError, r"12\d\d\d members \(at most 10000\)"),
     Case("model: not a ZIP", "model", lambda c: load_model(c.file("plain.csvm", b"model")), ModelFileError, r"not a ZIP archive"),
     Case("model: truncated ZIP", "model", lambda c: load_model(c.file("cut.csvm", c.model_file.read_bytes()[:-100])), ModelFileError, r"not a|damaged"),
     Case("model: a directory", "model", lambda c: load_model(c.folder), ModelFileError, r"is a directory"),
