@@ -23,7 +23,6 @@ constraints, 7 the solver found no solution, is unavailable or failed.
 from __future__ import annotations
 
 import argparse
-import csv
 import errno
 import json
 import os
@@ -46,7 +45,8 @@ from csvm_stats.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
-from csvm_stats.exceptions import InputFileError
+from csvm_stats.exceptions import InputFileError, InputLimitError
+from csvm_stats.preprocessing.csv_scan import scan_csv
 from csvm_stats.preprocessing.paths import check_input_file
 from csvm_stats.preprocessing.validation import check_integer, check_random_state, check_time_limit
 
@@ -105,80 +105,14 @@ def _check_cells(data: pd.DataFrame, path: Path) -> None:
         )
 
 
-#: Caps on a CSV file read by the command line, checked in a stream before pandas parses it: characters in
-#: one physical line, in one cell (a quoted cell may span lines) and columns in one row. A CSV with a
-#: 100 MB cell took 3.3 GB in pandas. Raise them for a file you trust with the environment variables
-#: CSVM_STATS_CSV_MAX_LINE, CSVM_STATS_CSV_MAX_CELL and CSVM_STATS_CSV_MAX_COLUMNS.
-CSV_MAX_LINE = 8 * 2**20
-CSV_MAX_CELL = 2**20
-CSV_MAX_COLUMNS = 100_000
-
-
-def _cap(name: str, default: int) -> int:
-    value = os.environ.get(f"CSVM_STATS_CSV_{name}")
-    if value is None:
-        return default
-    if not value.isdigit() or int(value) < 1:
-        raise FileProblem(f"the environment variable CSVM_STATS_CSV_{name} must be a positive whole number, got {value!r}.")
-    return int(value)
-
-
-def _bounded_lines(stream: Any, path: Path, max_line: int) -> Any:
-    number = 0
-    while True:
-        line = stream.readline(max_line + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > max_line:
-            raise FileProblem(
-                f"{str(path)!r}: line {number} is longer than {max_line} characters (CSVM_STATS_CSV_MAX_LINE); "
-                "is it really a CSV file? For a file you trust, raise the cap with that environment variable."
-            )
-        if "\x00" in line:
-            raise FileProblem(f"{str(path)!r}: line {number} contains a NUL byte; is it a binary file rather than CSV text?")
-        yield line
-
-
-def scan_csv(path: Path, sep: str) -> None:
-    """Check a CSV file's line, cell and column counts against the caps, in a stream (bounded memory)."""
-    max_line, max_cell, max_columns = _cap("MAX_LINE", CSV_MAX_LINE), _cap("MAX_CELL", CSV_MAX_CELL), _cap(
-        "MAX_COLUMNS", CSV_MAX_COLUMNS
-    )
-    previous = csv.field_size_limit(max_cell)
-    try:
-        with open(path, newline="", encoding="utf-8") as stream:
-            reader = csv.reader(_bounded_lines(stream, path, max_line), delimiter=sep)
-            for row in reader:
-                if len(row) > max_columns:
-                    raise FileProblem(
-                        f"{str(path)!r}: row {reader.line_num} has {len(row)} columns, more than {max_columns} "
-                        "(CSVM_STATS_CSV_MAX_COLUMNS); for a file you trust, raise that environment variable."
-                    )
-    except csv.Error as error:
-        if "field larger than field limit" in str(error):
-            raise FileProblem(
-                f"{str(path)!r}: a cell near line {reader.line_num} is longer than {max_cell} characters "
-                "(CSVM_STATS_CSV_MAX_CELL); for a file you trust, raise that environment variable."
-            ) from None
-        raise FileProblem(f"cannot read {str(path)!r} as CSV near line {reader.line_num}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise FileProblem(
-            f"{str(path)!r} is not UTF-8 text (byte {error.object[error.start:error.start + 1]!r} is invalid in "
-            "UTF-8); save it as UTF-8 CSV."
-        ) from None
-    finally:
-        csv.field_size_limit(previous)
-
-
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame (format from the suffix).
 
     Repeated column names (in the CSV header row or the Parquet schema) and
     columns of lists or structs are errors, never renamed or passed on. A
     path that is not a regular file (a directory, FIFO, device, broken link)
-    is refused by kind, and a CSV file is first checked against
-    :data:`CSV_MAX_LINE`, :data:`CSV_MAX_CELL` and :data:`CSV_MAX_COLUMNS`.
+    is refused by kind, and a CSV file is first checked against the caps of
+    :mod:`csvm_stats.preprocessing.csv_scan` (line, cell and column counts).
     """
     try:
         path = check_input_file(path, "data file")
@@ -193,7 +127,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
     try:
         if suffix in CSV_SUFFIXES:
             sep = "\t" if suffix == ".tsv" else ","
-            scan_csv(path, sep)
+            try:
+                scan_csv(path, sep)
+            except (InputFileError, InputLimitError) as error:
+                raise FileProblem(str(error)) from None
             names = _header_row(path, sep)
             data = pd.read_csv(path, sep=sep)
         else:

@@ -112,7 +112,7 @@ import pandas as pd
 
 from csvm_stats._version import __version__
 from csvm_stats.preprocessing.design import LabelCoding, Standardizer
-from csvm_stats.exceptions import DataError, InputFileError
+from csvm_stats.exceptions import DataError, InputFileError, InputLimitError
 from csvm_stats.preprocessing.paths import as_path, check_input_file
 from csvm_stats.optimization.kernels import FeatureMap, Kernel
 from csvm_stats.probability.score_model import ProbabilityModel
@@ -165,6 +165,10 @@ class ModelFileError(DataError):
     ...     print("refused")
     refused
     """
+
+
+class ModelFileLimitError(ModelFileError, InputLimitError):
+    """A model file past one of the size caps (:data:`MAX_JSON_KEYS`, :data:`MAX_JSON_DEPTH`, ...)."""
 
 
 # ---------------------------------------------------------------------- plain values
@@ -463,6 +467,15 @@ def _require(condition: bool, message: str) -> None:
         raise ModelFileError(f"not a valid csvm-stats model file: {message}")
 
 
+def _within(condition: bool, message: str, cap: str) -> None:
+    """Like :func:`_require`, for a size cap: a :class:`ModelFileLimitError` naming the cap to raise."""
+    if not condition:
+        raise ModelFileLimitError(
+            f"not a valid csvm-stats model file: {message}; the cap is csvm_stats.interfaces.persistence.{cap}, "
+            "which you may raise (assign it) only to read a file you trust"
+        )
+
+
 def _is_number(value: Any) -> bool:
     """A finite JSON number; ``True``/``False`` are not numbers here."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -473,7 +486,8 @@ def _is_integer(value: Any) -> bool:
 
 
 def _json_int(text: str) -> int:
-    _require(len(text.lstrip("-")) <= MAX_INT_DIGITS, f"{METADATA_MEMBER} has an integer of {len(text)} digits")
+    _within(len(text.lstrip("-")) <= MAX_INT_DIGITS, f"{METADATA_MEMBER} has an integer of {len(text)} digits",
+            "MAX_INT_DIGITS")
     return int(text)
 
 
@@ -495,11 +509,8 @@ class _KeyCounter:
 
     def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         self.keys += len(pairs)
-        _require(
-            self.keys <= MAX_JSON_KEYS,
-            f"{METADATA_MEMBER} has more than {MAX_JSON_KEYS} object keys (MAX_JSON_KEYS; a model file needs a few "
-            "hundred plus one per feature); for a file you trust, raise csvm_stats.interfaces.persistence.MAX_JSON_KEYS",
-        )
+        _within(self.keys <= MAX_JSON_KEYS, f"{METADATA_MEMBER} has more than {MAX_JSON_KEYS} object keys",
+                "MAX_JSON_KEYS")
         result = dict(pairs)
         if len(result) != len(pairs):
             seen: set[str] = set()
@@ -525,12 +536,13 @@ def _parse_metadata(raw: bytes) -> dict[str, Any]:
     text = raw.decode("utf-8")
     structure = _JSON_STRING.sub("", text)  # every key is followed by a ':' outside strings
     depth = _json_depth(structure)
-    _require(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})")
+    _within(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})", "MAX_JSON_DEPTH")
     keys = structure.count(":")
-    _require(
+    _within(
         keys <= MAX_JSON_KEYS,
         f"{METADATA_MEMBER} has {keys} object keys, more than {MAX_JSON_KEYS} (MAX_JSON_KEYS; a model file needs a few "
-        "hundred plus one per feature); for a file you trust, raise csvm_stats.interfaces.persistence.MAX_JSON_KEYS",
+        "hundred plus one per feature)",
+        "MAX_JSON_KEYS",
     )
     metadata = json.loads(
         text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
@@ -562,7 +574,8 @@ def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
         _require(len(shape) <= MAX_ARRAY_DIMS, f"{name} has {len(shape)} dimensions")
         count = math.prod(shape)
         nbytes = count * dtype.itemsize
-        _require(nbytes <= MAX_MEMBER_BYTES, f"{name} declares shape {shape}, {nbytes} bytes (at most {MAX_MEMBER_BYTES})")
+        _within(nbytes <= MAX_MEMBER_BYTES, f"{name} declares shape {shape}, {nbytes} bytes (at most {MAX_MEMBER_BYTES})",
+                "MAX_MEMBER_BYTES")
         _require(
             nbytes == info.file_size - stream.tell(),
             f"{name} declares shape {shape}, which does not match its size of {info.file_size} bytes",
@@ -587,16 +600,17 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
         names = [info.filename for info in infos]
-        _require(len(names) <= MAX_MEMBERS, f"it has {len(names)} members (at most {MAX_MEMBERS})")
+        _within(len(names) <= MAX_MEMBERS, f"it has {len(names)} members (at most {MAX_MEMBERS})", "MAX_MEMBERS")
         repeated = sorted(name for name, count in Counter(names).items() if count > 1)
         _require(not repeated, f"member(s) {repeated[:5]} appear more than once")
         members = {info.filename: info for info in infos}
         _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
         for info in infos:
-            _require(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large")
+            _within(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large", "MAX_MEMBER_BYTES")
         total = sum(info.file_size for info in infos)
-        _require(total <= MAX_TOTAL_BYTES, f"its members add up to {total} bytes (at most {MAX_TOTAL_BYTES})")
-        _require(members[METADATA_MEMBER].file_size <= MAX_JSON_BYTES, f"{METADATA_MEMBER} is too large")
+        _within(total <= MAX_TOTAL_BYTES, f"its members add up to {total} bytes (at most {MAX_TOTAL_BYTES})",
+                "MAX_TOTAL_BYTES")
+        _within(members[METADATA_MEMBER].file_size <= MAX_JSON_BYTES, f"{METADATA_MEMBER} is too large", "MAX_JSON_BYTES")
         try:
             metadata = _parse_metadata(_read_member(archive, members[METADATA_MEMBER]))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -748,6 +762,27 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
     except DataError as error:
         raise ModelFileError(f"not a valid csvm-stats model file: {error}") from None
     return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
+
+
+def _scaler(arrays: dict[str, np.ndarray], p: int) -> Standardizer:
+    """The stored standardisation: ``p`` finite means and ``p`` positive normal scales with finite inverses."""
+    for name in ("scale_mean", "scale_sd"):
+        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
+    tiny = np.finfo(np.float64).tiny
+    sd = arrays["scale_sd"]
+    _require(
+        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
+        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
+    )
+    return Standardizer(arrays["scale_mean"], sd)
+
+
+def _checked_formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
+    """The stored formula (:func:`_formula`), checked to build exactly the file's design columns."""
+    formula = _formula(fields, columns)
+    if formula is not None:
+        _check_formula_columns(formula, columns)
+    return formula
 
 
 def _check_formula_columns(design: FormulaDesign, columns: list[str]) -> None:
@@ -1172,25 +1207,16 @@ def _load(path: Path) -> SavedModel:
     _require(len(set(columns)) == len(columns), "columns must not repeat")
     p = len(columns)
     fmap = _kernel(metadata.get("kernel"), arrays, p)
-    for name in ("scale_mean", "scale_sd"):
-        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
-    tiny = np.finfo(np.float64).tiny
-    sd = arrays["scale_sd"]
-    _require(
-        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
-        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
-    )
+    scaler = _scaler(arrays, p)
     intercept = metadata.get("intercept")
     _require(_is_number(intercept), "intercept must be a number")
     report = _report(metadata.get("report"), columns)
     calibration, method = _calibration(metadata.get("calibration"), arrays)
-    formula = _formula(metadata.get("formula"), columns)
-    if formula is not None:
-        _check_formula_columns(formula, columns)
+    formula = _checked_formula(metadata.get("formula"), columns)
     return SavedModel(
         columns=tuple(columns),
         coding=_labels(metadata.get("labels")),
-        scaler=Standardizer(arrays["scale_mean"], arrays["scale_sd"]),
+        scaler=scaler,
         feature_map=fmap,
         coef=arrays["coef"],
         intercept=float(intercept),

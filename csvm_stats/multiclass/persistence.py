@@ -29,7 +29,6 @@ import pandas as pd
 
 from csvm_stats._version import __version__
 from csvm_stats.exceptions import DataError
-from csvm_stats.preprocessing.design import Standardizer
 from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
 from csvm_stats.multiclass.results import MulticlassResults
@@ -42,8 +41,9 @@ from csvm_stats.interfaces.persistence import (
     FORMAT_NAME,
     FORMAT_VERSION,
     SavedModel,
-    _formula,
+    _checked_formula,
     _formula_fields,
+    _scaler,
     _is_number,
     _kernel,
     _label_kind,
@@ -210,9 +210,7 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
     coef = arrays.get("coef")
     _require(coef is not None and coef.ndim == 2 and coef.shape[0] == K, f"arrays/coef.npy must have {K} rows")
     fmap = _kernel(metadata.get("kernel"), {**arrays, "coef": coef[0]}, p)  # one row has the binary shape
-    for name in ("scale_mean", "scale_sd"):
-        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
-    _require(bool(np.all(arrays["scale_sd"] > 0)), "scale_sd must be positive")
+    scaler = _scaler(arrays, p)
     intercept = metadata.get("intercept")
     _require(isinstance(intercept, list) and len(intercept) == K and all(_is_number(v) for v in intercept),
              f"intercept must list {K} numbers")
@@ -223,11 +221,11 @@ def multiclass_from_archive(metadata: dict[str, Any], arrays: dict[str, np.ndarr
     return SavedMulticlassModel(
         columns=tuple(columns),
         coding=coding,
-        scaler=Standardizer(arrays["scale_mean"], arrays["scale_sd"]),
+        scaler=scaler,
         feature_map=fmap,
         coef=coef,
         intercept=np.asarray(intercept, dtype=float),
-        formula=_formula(metadata.get("formula"), columns),
+        formula=_checked_formula(metadata.get("formula"), columns),
         report=report,
         library_version=str(metadata.get("library_version")),
         calibration=calibration,

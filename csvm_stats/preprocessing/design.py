@@ -273,10 +273,11 @@ def column_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 #: Magnitudes a column may have: values up to MAX_MAGNITUDE and non-constant columns spread at least
-#: MIN_SPREAD. Outside them the rule's coefficients in original units, w / sd, overflow or underflow
-#: (a column at +-1e308 gives w / sd near 1e-323, a subnormal with 1 significant bit).
-MAX_MAGNITUDE = 1e150
-MIN_SPREAD = 1e-150
+#: MIN_SPREAD (units of 1e300 and 1e-300 work and give the same rule as units of 1). Closer to the ends
+#: of the double range, sums, differences and the rule's coefficients in original units, w / sd,
+#: overflow or become subnormal (a column at +-1e308 gave w / sd = 2e-323, one significant bit).
+MAX_MAGNITUDE = 1e305
+MIN_SPREAD = 1e-305
 
 
 def check_magnitudes(X: np.ndarray, names: Sequence[str] | None = None) -> None:
@@ -350,6 +351,21 @@ class Standardizer:
         return Z
 
     def to_original(self, coef: np.ndarray, intercept: float) -> tuple[np.ndarray, float]:
-        """A linear rule on scaled columns expressed in the original units."""
-        w = coef / self.scale
-        return w, float(intercept - w @ self.mean)
+        """A linear rule on scaled columns expressed in the original units.
+
+        A coefficient that overflows or becomes subnormal (a column's scale near the ends of the double
+        range) is an error naming its position, never a rule with no significant digits.
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            w = coef / self.scale
+            b = float(intercept - w @ self.mean)
+        tiny = np.finfo(np.float64).tiny
+        bad = np.flatnonzero(~np.isfinite(w) | ((w != 0) & (np.abs(w) < tiny) & (coef != 0)))
+        if bad.size or not np.isfinite(b):
+            where = f"position(s) {bad[:10].tolist()}" if bad.size else "the intercept"
+            raise DataError(
+                f"the rule's coefficient at design column {where} overflows or loses its precision when it is "
+                "converted to the original units (a column measured in units near the ends of the double range); "
+                "rescale that column (other units) first."
+            )
+        return w, b

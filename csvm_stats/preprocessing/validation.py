@@ -157,10 +157,11 @@ def check_feature_table(X: Any, name: str = "X") -> None:
     A DataFrame names its non-numeric columns; an array of objects names the
     column positions holding values that are not numbers. Booleans count as numeric.
     """
-    if np.iscomplexobj(X) if not isinstance(X, pd.DataFrame) else any(pd.api.types.is_complex_dtype(t) for t in X.dtypes):
-        raise DataError(
-            f"{name} holds complex numbers, whose imaginary part would be dropped; give the real and imaginary "
-            "parts (or the modulus) as separate real columns."
+    complex_array = isinstance(X, np.ndarray) and np.iscomplexobj(X)
+    if complex_array or (isinstance(X, pd.DataFrame) and any(pd.api.types.is_complex_dtype(t) for t in X.dtypes)):
+        raise DataError(  # "Complex data not supported" is scikit-learn's wording, which its checks expect
+            f"Complex data not supported: {name} holds complex numbers, whose imaginary part would be dropped; "
+            "give the real and imaginary parts (or the modulus) as separate real columns."
         )
     if isinstance(X, pd.DataFrame):
         check_unique_columns(X, name)
