@@ -77,6 +77,7 @@ def child(case: str, clock: str, interrupt_after: float | None) -> dict:
     from csvm_stats.exceptions import CSVMError
 
     kernel, n, p, limit = CASES[case]
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background job starts with SIGINT ignored
     warnings.simplefilter("ignore")
     CSVM.from_formula("y ~ .", data(400, p, seed=1), tpr_min=0.9, kernel=kernel).fit(time_limit=5, random_state=0)
     frame = data(n, p)

@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 # clock read and reports the interrupt).
 CHILD = textwrap.dedent(
     """
+    import signal
     import sys
     import types
     import numpy as np
@@ -48,6 +49,7 @@ CHILD = textwrap.dedent(
             self.includeEventhdlr(Announce(), "announce", "prints 'solving' at the first node")
             super().optimize()
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background job starts with SIGINT ignored
     proxy = types.SimpleNamespace(**vars(pyscipopt))
     proxy.Model = AnnouncedModel
     scip_backend._import_scip = lambda: proxy
@@ -84,12 +86,14 @@ CHILD = textwrap.dedent(
 SETUP_STOP = 30.0
 SETUP_CHILD = textwrap.dedent(
     """
+    import signal
     import sys
     import numpy as np
     import csvm_stats.optimization.engine as engine
     import csvm_stats.optimization.warmstart as warmstart
     from csvm_stats.optimization.solvers import SolverOptions
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background job starts with SIGINT ignored
     phase = sys.argv[1]
     if phase == "factorisation":
         factorise = engine.factorise
