@@ -50,8 +50,8 @@ CASES = {  # name: (kernel, n, p, time limit)
     "rbf-3000": ("rbf", 3000, 10, 5.0),
     "rbf-3000-T15": ("rbf", 3000, 10, 15.0),
 }
-INTERRUPTS = {"linear-50k": 2.0, "rbf-3000": 0.5}
-DEFAULT_CASES = ["linear-50k", "linear-100k", "rbf-3000", "rbf-3000-T15"]  # case: seconds after the fit starts at which SIGINT is sent
+INTERRUPTS = {"linear-50k": 2.0, "rbf-3000": 0.5}  # case: seconds after the fit starts at which SIGINT is sent
+DEFAULT_CASES = ["linear-50k", "linear-100k", "rbf-3000", "rbf-3000-T15"]
 
 
 def data(n: int, p: int, seed: int = 0):

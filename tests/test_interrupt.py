@@ -149,7 +149,8 @@ def test_sigint_during_a_solve_raises_keyboard_interrupt(solver):
     done = run_and_interrupt(solver)
     assert done.returncode != 0
     assert "finished" not in done.stdout
-    assert "KeyboardInterrupt: the fit was interrupted by the user during the search" in done.stderr, done.stderr[-2000:]
+    assert "KeyboardInterrupt: the fit was interrupted by the user during the search" in done.stderr, \
+        done.stderr[-2000:]
     assert f"the {solver} solve was interrupted by the user" in done.stderr, done.stderr[-2000:]
 
 

@@ -194,5 +194,6 @@ class FitBudget:
             wall, cpu = self.times()
             detail = f" ({err.args[0]})" if err.args else ""
             phase = self.interrupted_in or self.phase
-            message = f"the fit was interrupted by the user during the {phase} after {wall:.1f} s ({cpu:.1f} CPU-s){detail}"
+            message = (f"the fit was interrupted by the user during the {phase} after {wall:.1f} s "
+                       f"({cpu:.1f} CPU-s){detail}")
             raise KeyboardInterrupt(message).with_traceback(err.__traceback__) from None
