@@ -58,10 +58,10 @@ def test_accuracy_start_with_the_sorted_scan_meets_the_requirement():
     start = shifted_intercept_start(X[I], y[I], X[J], y[J], C=1.0, weight=np.ones(1500), requirements=requirements)
     margins = y[J] * (X[J] @ start.w + start.b)
     assert int((margins >= 1.0 - MARGIN_TOL).sum()) >= 1200
-    assert start.objective == pytest.approx(start.w @ start.w + np.maximum(0.0, 1 - y[I] * (X[I] @ start.w + start.b)).sum())
-    b = np.array([start.b])
-    assert _objective_for_intercepts(X[I] @ start.w, y[I], 1.0, np.ones(1500), start.w @ start.w, b)[0] == pytest.approx(
-        start.objective)
+    hinge = np.maximum(0.0, 1 - y[I] * (X[I] @ start.w + start.b))
+    assert start.objective == pytest.approx(start.w @ start.w + hinge.sum())
+    direct = _objective_for_intercepts(X[I] @ start.w, y[I], 1.0, np.ones(1500), start.w @ start.w, np.array([start.b]))
+    assert direct[0] == pytest.approx(start.objective)
 
 
 def test_warm_start_past_its_deadline_is_still_a_feasible_point_and_the_reference_a_valid_bound():
@@ -167,3 +167,19 @@ def test_budget_interrupts_name_the_phase():
     with pytest.raises(KeyboardInterrupt, match="interrupted by the user during the warm start after"):
         with budget.interrupts(), budget.running("warm start"):
             raise KeyboardInterrupt
+
+
+def test_multiclass_fit_shares_the_budget_and_a_zero_limit_keeps_its_start():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    wine = X.assign(cultivar=pd.Categorical(np.array(["barolo", "grignolino", "barbera"])[y]))
+    model = CSVM.from_formula("cultivar ~ .", wine, recall_min={"barbera": 0.7}, bound="none")
+    res = model.fit(random_state=0, solver="scip", time_limit=600.0, clock="cpu")
+    assert res.solver.clock == "cpu" and res.solver.fit_cpu_time >= res.solver.cpu_time
+    try:  # the warm start (liblinear, in a worker thread) is kept if it ends in the fit's first wait, else left
+        stopped = model.fit(random_state=0, solver="scip", time_limit=0.0, clock="cpu").solver
+    except NoSolutionError as err:
+        assert "time limit of 0 s (cpu clock, whole fit) was reached" in str(err)
+    else:
+        assert stopped.status is Status.TIME_LIMIT and stopped.limit_phase != ""

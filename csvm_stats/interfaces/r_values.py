@@ -182,6 +182,12 @@ def solver_fields(record: SolveRecord) -> dict[str, Any]:
         "backend_version": str(record.backend_version),
         "formulation": str(record.formulation),
         "message": str(record.message),
+        "outcome": str(record.outcome),  # what happened, in words (issue 27)
+        "clock": str(record.clock),
+        "time_limit": float(record.time_limit),
+        "fit_wall_time": float(record.fit_wall_time),
+        "fit_cpu_time": float(record.fit_cpu_time),
+        "limit_phase": str(record.limit_phase),
     }
 
 

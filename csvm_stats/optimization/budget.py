@@ -14,7 +14,8 @@ a shared machine does not shorten the search). Each phase reads it:
   n x n kernel matrix, scikit-learn's liblinear) runs in a worker thread
   (:meth:`FitBudget.call`): the fit waits for it in short slices, so Ctrl-C
   and the time limit are seen within a fraction of a second; an abandoned
-  call finishes in the background and its result is dropped;
+  call finishes in the background (its CPU time still counts for the
+  process, and Python waits for it before exiting) and its result is dropped;
 - the solver gets what the earlier phases left (:meth:`FitBudget.solver_options`).
 
 The budget remembers the phase in which the limit ran out
@@ -35,6 +36,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from csvm_stats.exceptions import NoSolutionError
+from csvm_stats.optimization.blas import one_blas_thread
 
 CLOCKS: tuple[str, ...] = ("wall", "cpu")
 T = TypeVar("T")
@@ -151,17 +153,24 @@ class FitBudget:
         :data:`ABANDONED` is returned; callers that cannot go on without the
         result raise (see :meth:`require`). ``what`` names the thread. An
         exception of ``func`` is raised here.
+
+        The worker holds the one-BLAS-thread limit of :mod:`csvm_stats.optimization.blas`
+        itself, so that a fit that leaves it early never restores BLAS's
+        threads while it still runs LAPACK (changing OpenBLAS's thread count
+        under a running call was seen to deadlock the process at exit), and it
+        is not a daemon: Python waits for it before it exits rather than tear
+        BLAS down under it.
         """
         deadline = deadline or self.deadline()
         box: dict[str, object] = {}
 
         def work() -> None:
             try:
-                box["value"] = func(*args)
+                box["value"] = one_blas_thread(func)(*args)
             except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = err
 
-        worker = threading.Thread(target=work, name=f"csvm-{what}", daemon=True)
+        worker = threading.Thread(target=work, name=f"csvm-{what}", daemon=False)
         worker.start()
         while worker.is_alive():
             worker.join(WAIT_SLICE)
@@ -194,5 +203,6 @@ class FitBudget:
             wall, cpu = self.times()
             detail = f" ({err.args[0]})" if err.args else ""
             phase = self.interrupted_in or self.phase
-            message = f"the fit was interrupted by the user during the {phase} after {wall:.1f} s ({cpu:.1f} CPU-s){detail}"
+            message = (f"the fit was interrupted by the user during the {phase} after {wall:.1f} s "
+                       f"({cpu:.1f} CPU-s){detail}")
             raise KeyboardInterrupt(message).with_traceback(err.__traceback__) from None

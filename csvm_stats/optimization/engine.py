@@ -137,6 +137,17 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
         raise SolverError(f"the {record.backend} solver failed ({record.message}).")
 
 
+def no_search(problem: MIQP) -> Solution:
+    """The answer when the time limit ran out before the search: the problem's start, nothing proven (no solver ran;
+    :func:`keep_start` adds the bound the fit has)."""
+    record = SolveRecord(
+        status=Status.TIME_LIMIT, objective=problem.objective(problem.start), best_bound=-math.inf, gap=math.inf,
+        wall_time=0.0, cpu_time=0.0, nodes=0, backend="none", backend_version="",
+        formulation="no search: the time limit ran out before it", message="the warm start is the classifier",
+    )
+    return Solution(record, problem.start)
+
+
 def keep_start(solution: Solution, problem: MIQP, lower: float | None) -> Solution:
     """A solve stopped by the limit, completed from what the fit knows before the solver.
 
@@ -341,7 +352,10 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
             problem = build_primal(phi_i, y_i, phi_k, y_k, **{**build, "upper": None, "reference": None})
 
     with budget.running("search"):
-        solution = solve(problem.miqp, solver, budget.solver_options(options))
+        if budget.expired() and problem.miqp.start is not None:
+            solution = no_search(problem.miqp)  # not even the solver's set-up: the limit has run out
+        else:
+            solution = solve(problem.miqp, solver, budget.solver_options(options))
         solution = keep_start(solution, problem.miqp, None if svm_ref is None else svm_ref.dual)
     record = budget.stamp(replace(solution.record, exact=problem.exact))
     hint = (

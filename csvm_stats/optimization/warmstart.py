@@ -54,10 +54,11 @@ MAX_SVM_STEPS = 2_000_000  # SMO pair steps of one warm-start SVM fit
 ANCHOR_WEIGHT = 100.0  # weight of a kept anchor point relative to C in the polishing SVM
 GRAM_COLUMNS_RATIO = 0.25  # feature columns per row above which SVM fits (and bnb) use an n x n Gram matrix
 # Work (kernel-row entries read) of one compiled SMO call beyond SMALL_STEP: a step reads every working row once
-# (Gram mode) or every row's d features (feature mode) twice, about 1.5 ns per entry here, so 1e8 is at most about
-# 0.15-0.3 CPU-s (less once SMO shrinks its working set): a deadline or a Ctrl-C is seen within that. Steps of at
+# (Gram mode) or every row's d features (feature mode) twice, about 2 ns per entry here, so 5e7 is at most about
+# 0.1 CPU-s (less once SMO shrinks its working set): a deadline or a Ctrl-C is seen within that (measured at
+# n = 100,000, p = 20: at most 0.22 CPU-s between two clock reads of the search with 1e8). Steps of at
 # most SMALL_STEP entries (2000 stacked rows at d = 10: bnb's benchmark sizes up to n = 2000) keep the full CHUNK.
-CHUNK_WORK = 1e8
+CHUNK_WORK = 5e7
 SMALL_STEP = 20_000
 MIN_CHUNK = 64
 FAST_SCAN_WORK = 1_000_000  # candidates x rows beyond which the accuracy scan sorts instead of comparing all pairs

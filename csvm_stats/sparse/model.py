@@ -175,8 +175,10 @@ def _given_start(X_i, y_i, X_j, y_j, C, counts, weight, start, l1: bool) -> tupl
     return w, float(penalty + C * weight @ xi), xi, z
 
 
-def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str, budget: FitBudget):
-    """The route's last solve on what is left of ``budget`` (its start kept when the limit stops it first)."""
+def _solve(problem: CSVMProblem, solver: str, options: SolverOptions, what: str, budget: FitBudget | None = None):
+    """The route's last solve on what is left of ``budget`` (default: ``options``'s limit from now; the start is
+    kept when the limit stops the solver first)."""
+    budget = budget or FitBudget.of(options)
     with budget.running("search"):
         solution = keep_start(solve(problem.miqp, solver, budget.solver_options(options)), problem.miqp, None)
     record = budget.stamp(replace(solution.record, exact=problem.exact))
