@@ -133,8 +133,8 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
     ``described`` names the requirements, ``model`` the kernel and big-M, ``hint`` the fix for infeasibility.
     """
     if record.status is Status.INFEASIBLE:
-        why = f": {record.reason}" if record.reason else ""
-        raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}){why}; {hint}.")
+        why = f": {record.reason}" if record.reason else f"; {hint}"  # a backend's reason names its own fix
+        raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}){why}.")
     if record.status is Status.NO_SOLUTION:
         raise NoSolutionError(
             f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "

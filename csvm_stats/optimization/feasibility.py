@@ -203,7 +203,8 @@ def _explain(values: dict[str, np.ndarray], counts: dict[str, int], y_anchor: np
         for kind, count in counts.items():
             parts.append(f"{RATE_NAMES[kind]} alone reaches at most {int(values[kind].max())} of {sizes[kind]} "
                          f"(needs {count})")
-    why = ("with one predictor column a linear rule is a threshold" if exact else
-           "anchor points with identical predictor values share a score, so of each tie only one class can meet "
-           "its margin, whatever the kernel")
+    why = ("with one predictor column a linear rule is a threshold; relax a target or use a nonlinear kernel"
+           if exact else
+           "anchor points with identical predictor values share a score, so of each tie only one class can meet its "
+           "margin, whatever the kernel; relax a target or add predictors that tell the tied points apart")
     return "; ".join(parts) + f" ({why})"
