@@ -121,6 +121,9 @@ def check_counts(phi_anchor: np.ndarray, y_anchor: np.ndarray, requirements: Seq
             return CountCheck(None)
         pairs, sides_of = found
         exact = False
+    if pairs.shape[0] == 0:
+        return CountCheck(False, "no threshold of the one predictor column puts every forced positive above every "
+                                 "forced negative (or below)", exact=True)
     tp, tn = pairs[:, 0], pairs[:, 1]
     values = {"tpr": tp, "tnr": tn, "acc": tp + tn}
     slack = np.min([values[k] - c for k, c in counts.items()], axis=0)
