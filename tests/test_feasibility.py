@@ -131,9 +131,18 @@ def test_certificate_respects_the_roots_forced_and_dropped_points():
     req = rate_requirements(y, {"tpr": 1, "tnr": 1})
     free = np.zeros(4, bool)
     assert check_counts(phi, y, req, free, free).feasible
-    forced = np.array([True, False, False, True])  # a positive at 0 and a negative at 1: w < 0 ... fine
+    forced = np.array([True, False, False, True])  # a positive at 0, a negative at 1: a falling rule meets both
     assert check_counts(phi, y, req, forced, free).feasible
     both = np.array([True, True, False, False])  # both classes of one tie forced
     assert check_counts(phi, y, req, both, free).feasible is False
     dropped = np.array([True, False, True, False])  # no positive can count
     assert check_counts(phi, y, req, free, dropped).feasible is False
+
+
+def test_one_column_forced_points_no_threshold_separates():
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    phi = np.array([[0.0], [1.0], [2.0], [3.0]])
+    req = rate_requirements(y, {"tpr": 1, "tnr": 1})
+    forced = np.array([True, True, True, False])  # positives at 0 and 2, a negative at 1: no threshold
+    check = check_counts(phi, y, req, forced, np.zeros(4, bool))
+    assert check.feasible is False and "no threshold" in check.reason

@@ -123,8 +123,8 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
     ``described`` names the requirements, ``model`` the kernel and big-M, ``hint`` the fix for infeasibility.
     """
     if record.status is Status.INFEASIBLE:
-        why = f": {record.reason}" if record.reason else ""
-        raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}){why}; {hint}.")
+        why = f": {record.reason}" if record.reason else f"; {hint}"  # a backend's reason names its own fix
+        raise InfeasibleConstraintsError(f"no classifier meets {described} ({model}){why}.")
     if record.status is Status.NO_SOLUTION:
         where = f" (the limit ran out during the {record.limit_phase})" if record.limit_phase else ""
         limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock

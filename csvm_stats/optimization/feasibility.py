@@ -121,6 +121,9 @@ def check_counts(phi_anchor: np.ndarray, y_anchor: np.ndarray, requirements: Seq
             return CountCheck(None)
         pairs, sides_of = found
         exact = False
+    if pairs.shape[0] == 0:
+        return CountCheck(False, "no threshold of the one predictor column puts every forced positive above every "
+                                 "forced negative (or below)", exact=True)
     tp, tn = pairs[:, 0], pairs[:, 1]
     values = {"tpr": tp, "tnr": tn, "acc": tp + tn}
     slack = np.min([values[k] - c for k, c in counts.items()], axis=0)
@@ -203,7 +206,8 @@ def _explain(values: dict[str, np.ndarray], counts: dict[str, int], y_anchor: np
         for kind, count in counts.items():
             parts.append(f"{RATE_NAMES[kind]} alone reaches at most {int(values[kind].max())} of {sizes[kind]} "
                          f"(needs {count})")
-    why = ("with one predictor column a linear rule is a threshold" if exact else
-           "anchor points with identical predictor values share a score, so of each tie only one class can meet "
-           "its margin, whatever the kernel")
+    why = ("with one predictor column a linear rule is a threshold; relax a target or use a nonlinear kernel"
+           if exact else
+           "anchor points with identical predictor values share a score, so of each tie only one class can meet its "
+           "margin, whatever the kernel; relax a target or add predictors that tell the tied points apart")
     return "; ".join(parts) + f" ({why})"

@@ -10,7 +10,7 @@ the CSVM objective at scale s and intercept b,
 
 is convex and piecewise linear in b with breakpoints :math:`t_i = y_i - s f_i`,
 minimised at a weighted median :math:`b^*` of them. An anchor point meets its
-margin (to MARGIN_TOL) on a half-line of b: a positive one for
+margin (to half of MARGIN_TOL, robust to rounding) on a half-line of b: a positive one for
 :math:`b \ge 1 - s f_j`, a negative one for :math:`b \le -1 - s f_j`. So each
 requirement's count is a step function of b, counted for all candidate b at
 once by binary search in the sorted thresholds, and the set of b meeting every
@@ -31,7 +31,8 @@ import numpy as np
 
 from csvm_stats.optimization.problem import RateRequirement
 
-MARGIN_TOL = 1e-9  # a margin >= 1 - MARGIN_TOL counts as met (as in the warm start)
+MARGIN_TOL = 1e-9  # a margin >= 1 - MARGIN_TOL counts as met (as in the warm start and bnb)
+HALF_TOL = MARGIN_TOL / 2  # the tolerance of the thresholds here (rounding never takes a pick past MARGIN_TOL)
 
 
 def _weighted_median(t: np.ndarray, cw: np.ndarray, y: np.ndarray) -> float:
@@ -47,17 +48,22 @@ def _counts(b: np.ndarray, lo_sorted: np.ndarray, hi_sorted: np.ndarray) -> np.n
     return np.searchsorted(lo_sorted, b, side="right") + (hi_sorted.size - np.searchsorted(hi_sorted, b, side="left"))
 
 
+def _thresholds(s_anchor: np.ndarray, y_anchor: np.ndarray,
+                req: RateRequirement) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted thresholds of a requirement's members: a positive one is met for b >= its ``lo``, a negative one for
+    b <= its ``hi``, to half of MARGIN_TOL (so that an intercept accepted here meets MARGIN_TOL when the
+    margins are computed directly, whatever the rounding)."""
+    s, y = s_anchor[req.members], y_anchor[req.members]
+    return np.sort(1.0 - HALF_TOL - s[y > 0]), np.sort(-1.0 + HALF_TOL - s[y < 0])
+
+
 def feasible_mask(b: np.ndarray, s_anchor: np.ndarray, y_anchor: np.ndarray,
                   requirements: Sequence[RateRequirement]) -> np.ndarray:
     """Which intercepts ``b`` meet every requirement with anchor scores ``s_anchor`` (O((n + len(b)) log n))."""
     ok = np.ones(b.shape[0], dtype=bool)
     for req in requirements:
-        if req.count <= 0:
-            continue
-        s, y = s_anchor[req.members], y_anchor[req.members]
-        lo = np.sort(1.0 - MARGIN_TOL - s[y > 0])  # a positive member is met for b >= lo
-        hi = np.sort(-1.0 + MARGIN_TOL - s[y < 0])  # a negative member is met for b <= hi
-        ok &= _counts(b, lo, hi) >= req.count
+        if req.count > 0:
+            ok &= _counts(b, *_thresholds(s_anchor, y_anchor, req)) >= req.count
     return ok
 
 
@@ -65,8 +71,7 @@ def best_intercept(s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_a
                    y_anchor: np.ndarray, requirements: Sequence[RateRequirement]) -> float | None:
     """The b minimising the hinge sum among those meeting every requirement (``None``: no b does)."""
     b_star = _weighted_median(y_train - s_train, cw, y_train)
-    ends = np.r_[b_star, y_anchor - s_anchor]
-    ends = np.r_[ends, ends - MARGIN_TOL, ends + MARGIN_TOL]  # the tolerance moves the interval ends slightly
+    ends = np.concatenate([[b_star]] + [np.concatenate(_thresholds(s_anchor, y_anchor, req)) for req in requirements])
     ok = feasible_mask(ends, s_anchor, y_anchor, requirements)
     if not ok.any():
         return None
