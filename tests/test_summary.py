@@ -173,6 +173,14 @@ def test_tiny_heldout_sample_is_too_small_to_certify():
     assert "The held-out sample has only 4 positives" in text and "too small to certify" in text
 
 
+def test_tiny_heldout_sample_in_a_multiclass_fit():
+    frame = _frame()
+    model = CSVM.from_formula("outcome ~ .", frame, recall_min={"case": 0.8}, bound="none", fractions=(0.5, 0.4, 0.1))
+    res = _quiet(lambda: model.fit(random_state=5, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "The held-out sample has only 4 'case' rows" in text and "too small to certify" in text
+
+
 def test_empty_heldout_sample_says_nothing_can_be_said():
     model = CSVM.from_formula("outcome ~ .", _frame(), tpr_min=0.8, bound="none", fractions=(0.6, 0.4, 0.0))
     res = _quiet(lambda: model.fit(random_state=5, **EXACT))

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.inference.certification import level_percent
 from csvm_stats.multiclass.certification import GuaranteeShift
 from csvm_stats.multiclass.probability import MulticlassCalibration
@@ -227,6 +228,14 @@ def _notes(res: MulticlassSummarySource, detail: bool) -> list[str]:
         "The anchor-sample recalls are in-sample: the rule was chosen to meet them, so the margin "
         f"({res.model.bound}) does not make them a confidence statement. Only the held-out statements hold."
     )
+    for k, p0 in sorted(res.model.recall_min.items()):
+        n = int(res.rates["heldout_n"].iloc[k])
+        best = clopper_pearson_lower(n, n, res.model.alpha)
+        if res.shift is None and n and best < p0:
+            notes.append(f"The held-out sample has only {n} {res.classes[k]!r} rows: even with all of them correct it "
+                         f"would support a recall of only >= {lower_text(best)} at {level}, below the required "
+                         f"{p0:g}. It is too small to certify this requirement; enlarge the held-out share "
+                         "(fractions=) or the data.")
     cost = res.guarantee_cost
     if cost is not None:
         changes = "; ".join(f"{c}: {r['correct_csvm_offsets']}/{r['n']} -> {r['correct_guarantee_offsets']}/{r['n']}"
