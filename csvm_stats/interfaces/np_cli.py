@@ -20,42 +20,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.models.learners import describe_estimator
+from csvm_stats.interfaces.np_files import np_report
 from csvm_stats.models.neyman_pearson import NeymanPearson
 
 #: CSVM-only options and their defaults: given with --method np they are an error.
 CSVM_ONLY = {"acc_min": None, "guarantee": False, "bound": "hoeffding", "kernel": "linear", "C": 1.0,
              "gamma": "scale", "degree": 3, "penalty": "l2", "max_features": None, "screen": None,
              "solver": "auto", "time_limit": 300.0}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    if value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value
-
-
-def np_report(results: Any) -> dict[str, Any]:
-    """The route's report as plain values (for ``--format json``)."""
-    rates = {str(k): {c: _plain(v) for c, v in row.items()} for k, row in results.rates.iterrows()}
-    return {
-        "route": "neyman-pearson",
-        "estimator": describe_estimator(results.model.estimator),
-        "score": results.model.method,
-        "random_state": int(results.random_state),
-        "summary_text": str(results.summary(timing=False)),
-        "statements": {str(k): str(v) for k, v in results.statements.items()},
-        "joint_statement": results.joint_statement,
-        "rates": rates,
-        "samples": {"training": int(results.split.train.size + results.split.anchor.size),
-                    "holdout": int(results.split.holdout.size)},
-    }
 
 
 def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_min: dict[Any, float] | None,

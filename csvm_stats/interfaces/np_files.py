@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
@@ -37,11 +38,34 @@ from csvm_stats.interfaces.persistence import (
     FORMAT_VERSION,
     _formula_fields,
     _label_kind,
-    _plain,
     write_archive,
 )
-from csvm_stats.interfaces.np_cli import np_report
 from csvm_stats.models.learners import describe_estimator
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return value
+
+
+def np_report(results: Any) -> dict[str, Any]:
+    """The route's report as plain values (for ``--format json``)."""
+    rates = {str(k): {c: _value(v) for c, v in row.items()} for k, row in results.rates.iterrows()}
+    return {
+        "route": "neyman-pearson",
+        "estimator": describe_estimator(results.model.estimator),
+        "score": results.model.method,
+        "random_state": int(results.random_state),
+        "summary_text": str(results.summary(timing=False)),
+        "statements": {str(k): str(v) for k, v in results.statements.items()},
+        "joint_statement": results.joint_statement,
+        "rates": rates,
+        "samples": {"training": int(results.split.train.size + results.split.anchor.size),
+                    "holdout": int(results.split.holdout.size)},
+    }
 
 
 def linear_parts(estimator: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -82,7 +106,7 @@ def save_np_model(results: Any, path: str | Path) -> Path:
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
-        "labels": {"levels": [_plain(v) for v in coding.levels], "positive": _plain(coding.positive),
+        "labels": {"levels": [_value(v) for v in coding.levels], "positive": _value(coding.positive),
                    "name": coding.name, "dtype": _label_kind(coding)},
         "columns": list(results.model.exog_names),
         "formula": None if results.model.formula is None else _formula_fields(results.model.formula),
