@@ -230,6 +230,11 @@ def report(frame: pd.DataFrame) -> str:
              "margin is capped on most of these data), with a modest CPU time limit (see the run line); the "
              "'time-limited' column counts its fits stopped by the limit. 'failed' routes gave no classifier "
              "(the message says why).", ""]
+    frame = frame.copy()
+    frame["certified"] = frame["certified"].map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else
+                                                str(v) == "True")  # a failed route certifies nothing
+    if "failed" not in frame:
+        frame["failed"] = np.nan
     for (kind, dataset, requirement), block in frame.groupby(["kind", "dataset", "requirement"], sort=False):
         use = "true_other" if kind != "real" else "other_heldout"
         p0, share = block["p0"].iloc[0], block["holdout_share"].iloc[0]
@@ -246,9 +251,10 @@ def report(frame: pd.DataFrame) -> str:
             for route in cert.loc[np.isclose(cert[use], top), "route"]:
                 best[route] = best.get(route, 0) + 1
         for route, r in block.groupby("route", sort=False):
-            if "failed" in r and r["failed"].notna().any():
+            certified_share = r["certified"].mean()  # over all splits: a failed route is not certified
+            if r["failed"].notna().any():
                 lines.append(f"| {route} | failed in {int(r['failed'].notna().sum())} of {splits} splits: "
-                             f"{r['failed'].dropna().iloc[0][:90]}... | | | | | | | |")
+                             f"{r['failed'].dropna().iloc[0][:110]}... | | | | | | | |")
                 r = r[r["failed"].isna()]
                 if r.empty:
                     continue
@@ -257,9 +263,10 @@ def report(frame: pd.DataFrame) -> str:
             holds = f"{r['statement_holds'].mean():.2f}" if "statement_holds" in r and r["statement_holds"].notna().any() else ""
             covers = (f"{r['other_interval_holds'].mean():.2f}" if "other_interval_holds" in r
                       and r["other_interval_holds"].notna().any() else "")
-            limited = int((r.get("solver_status", pd.Series(dtype=object)) == "time_limit").sum())
+            status = r["solver_status"].astype(str) if "solver_status" in r else pd.Series(dtype=str)
+            limited = int(status.str.startswith("time limit").sum())
             lines.append(f"| {route} | {r[use].mean():.3f} ± {_se(r[use]):.3f} | {acc_text} | "
-                         f"{r['certified'].mean():.2f} | {best.get(route, 0)} | {holds} | {covers} | "
+                         f"{certified_share:.2f} | {best.get(route, 0)} | {holds} | {covers} | "
                          f"{r['fit_cpu_s'].mean():.2f} | {limited if route.startswith('csvm') else ''} |")
         lines.append("")
     return "\n".join(lines) + "\n"
