@@ -144,3 +144,21 @@ def test_command_line_np_route(cancer, tmp_path, capsys):
     assert "Neyman-Pearson route Results" in out and "StandardScaler -> SVC" in out
     assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--kernel", "rbf"]) == 5
     assert "--kernel belong to the CSVM" in capsys.readouterr().err
+
+
+def test_model_files_for_linear_learners_only(cancer, tmp_path):
+    from csvm_stats.interfaces.persistence import load_model
+
+    res = NeymanPearson.from_formula("y ~ .", cancer, "logistic", tpr_min=0.9).fit(random_state=0)
+    path = res.save(tmp_path / "route.csvm")
+    loaded = load_model(path)
+    new = cancer.drop(columns="y").iloc[:50]
+    assert loaded.predict(new).astype(str).tolist() == res.predict(new).astype(str).tolist()
+    np.testing.assert_allclose(loaded.decision_function(new).to_numpy(), res.decision_function(new).to_numpy(),
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(loaded.predict_proba(new).to_numpy(), res.predict_proba(new).to_numpy())
+    assert "order statistic" in loaded.report["summary_text"]
+    for learner in ("svc", "hgb"):
+        other = NeymanPearson.from_formula("y ~ .", cancer, learner, tpr_min=0.9).fit(random_state=0)
+        with pytest.raises(DataError, match="cannot be saved safely.*pickle"):
+            other.save(tmp_path / f"{learner}.csvm")

@@ -7,53 +7,29 @@ with the parsed arguments: it fits
 ``--fractions``, ``--seed``) and writes the summary (text or HTML) or a
 JSON report. Options that belong to the CSVM only (``--acc-min``,
 ``--guarantee``, ``--bound``, ``--kernel``, ``-C``, ``--gamma``,
-``--degree``, feature selection, the solver, ``--save``) are refused with a
-message, never ignored.
+``--degree``, feature selection, the solver) are refused with a message,
+never ignored. ``--save`` writes a model file when the learner's score is
+linear (``logistic``; :mod:`csvm_stats.interfaces.np_files`) and refuses the others with the reason.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.models.learners import describe_estimator
+from csvm_stats.interfaces.np_files import np_report
 from csvm_stats.models.neyman_pearson import NeymanPearson
 
 #: CSVM-only options and their defaults: given with --method np they are an error.
 CSVM_ONLY = {"acc_min": None, "guarantee": False, "bound": "hoeffding", "kernel": "linear", "C": 1.0,
              "gamma": "scale", "degree": 3, "penalty": "l2", "max_features": None, "screen": None,
-             "solver": "auto", "time_limit": 300.0, "save": None}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    if value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value
-
-
-def np_report(results: Any) -> dict[str, Any]:
-    """The route's report as plain values (for ``--format json``)."""
-    rates = {str(k): {c: _plain(v) for c, v in row.items()} for k, row in results.rates.iterrows()}
-    return {
-        "route": "neyman-pearson",
-        "estimator": describe_estimator(results.model.estimator),
-        "score": results.model.method,
-        "random_state": int(results.random_state),
-        "summary_text": str(results.summary(timing=False)),
-        "statements": {str(k): str(v) for k, v in results.statements.items()},
-        "joint_statement": results.joint_statement,
-        "rates": rates,
-        "samples": {"training": int(results.split.train.size + results.split.anchor.size),
-                    "holdout": int(results.split.holdout.size)},
-    }
+             "solver": "auto", "time_limit": 300.0}
 
 
 def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_min: dict[Any, float] | None,
@@ -64,8 +40,7 @@ def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_m
         flags = ", ".join("--" + name.replace("_", "-") if name != "C" else "-C" for name in given)
         raise DataError(
             f"{flags} belong to the CSVM; the Neyman-Pearson route (--method np) takes --estimator, the required "
-            "rate (--tpr-min, --tnr-min or --recall-min), --alpha, --positive, --fractions and --seed. Model files "
-            "of the route are not written by the command line."
+            "rate (--tpr-min, --tnr-min or --recall-min), --alpha, --positive, --fractions, --seed and --save."
         )
     kwargs: dict[str, Any] = {"recall_min": recall_min} if recall_min else {
         "tpr_min": args.tpr_min, "tnr_min": args.tnr_min, "positive": positive}
@@ -78,5 +53,9 @@ def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_m
         text = results.summary().as_html()
     else:
         text = str(results.summary())
+    if args.save:
+        results.save(args.save)  # a DataError (exit 5) with the reason for a learner that cannot be saved safely
     write(text, args.output)
+    if args.save:
+        print(f"Model saved to {args.save}", file=sys.stderr)
     return 0

@@ -307,6 +307,12 @@ class BinaryNPResults(_NPResults):
                     "only by a constant rule here, so the other class's rate is (near) zero."]
         return []
 
+    def save(self, path: Any) -> Any:
+        """Write a model file when the learner's score is linear (:mod:`csvm_stats.interfaces.np_files`); else a DataError."""
+        from csvm_stats.interfaces.np_files import save_np_model
+
+        return save_np_model(self, path)
+
     def __repr__(self) -> str:
         return f"<BinaryNPResults: {self.model!r}>"
 

@@ -27,7 +27,7 @@ test_that("np_classifier uses the same held-out rows as csvm() with the same see
   fit <- np_classifier(status ~ ., data = d, learner = "svc", tnr_min = 0.8, random_state = 3L)
   csvm_split <- reticulate::import("csvm_stats.preprocessing.design")$split_samples
   y <- ifelse(d$status == "case", 1, -1)
-  holdout <- as.integer(csvm_split(y, c(0.5, 0.25, 0.25), 3L)$holdout) + 1L
+  holdout <- as.integer(csvm_split(reticulate::np_array(y), c(0.5, 0.25, 0.25), 3L)$holdout) + 1L
   expect_equal(unname(which(fit$sample_roles == "held-out")), holdout)
 })
 
