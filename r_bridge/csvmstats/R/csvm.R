@@ -210,11 +210,13 @@ refuse_offset <- function() {
        "predictor instead (y ~ x + z rather than y ~ x + offset(z))", call. = FALSE)
 }
 
-# The sample of each row of the model frame (r_api's sample_roles) as a factor named by row.
+# The sample of each row of the model frame (r_api's sample_roles) as a factor named by row; a
+# role Python names that is not among .sample_roles becomes a further level, never NA.
 sample_role_factor <- function(roles, row_names) {
   roles <- as.character(roles)
   roles[!nzchar(roles)] <- NA_character_
-  stats::setNames(factor(roles, levels = .sample_roles), row_names)
+  levels <- union(.sample_roles, stats::na.omit(unique(roles)))
+  stats::setNames(factor(roles, levels = levels), row_names)
 }
 
 # The response as a factor of two or more classes (logical, numeric and character responses are converted).

@@ -17,7 +17,7 @@ print.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM, ", x$kernel, " kernel; positive class '", x$positive,
       "', negative class '", x$negative, "'\n", sep = "")
-  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n", sep = "")
+  cat("Solution: ", solver_outcome(x$solver, x$options), "\n", sep = "")
   cat(selection_line(x), "\n", sep = "")
   if (x$is_linear) {
     shown <- shown_coefficients(x)
@@ -149,11 +149,11 @@ summary.csvm <- function(object, ...) {
   ), class = "summary.csvm")
 }
 
-print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+print.summary.csvm <- function(x, digits = max(3L, getOption("digits") - 3L), verbose = FALSE, ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Positive class '", x$positive, "', negative class '", x$negative, "'\n", sep = "")
-  print_sizes_and_solver(x)
+  print_sizes_and_solver(x, verbose)
   cat("\nRates (anchor = requirement sample, in-sample; held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
   print_rate_table(x$rates, rate_row_names(rownames(x$rates)), digits)
@@ -195,22 +195,37 @@ print_probability_rule <- function(x) {
   cat(strwrap(paste0(x$probability_rule, "."), indent = 2L, exdent = 2L), sep = "\n")
 }
 
-# The sample sizes and the solver record of a summary, with the time limit and its clock.
-print_sizes_and_solver <- function(x) {
+# The solver's outcome in words, from its status (csvm_stats' Status values) and relative gap.
+solver_outcome <- function(solver, options) {
+  gap <- paste0(format(100 * solver$gap, digits = 3L), "%")
+  mip_gap <- if (is.null(options$mip_gap)) 1e-4 else options$mip_gap
+  switch(solver$status,
+    "optimal" = paste0("optimal (relative gap ", gap, ", within the requested mip_gap = ",
+                       format(100 * mip_gap), "%)"),
+    "time limit (incumbent)" = paste0("stopped at the time limit with the best solution found: NOT proven ",
+                                      "optimal (relative gap ", gap, ")"),
+    if (is.finite(solver$gap)) paste0(solver$status, " (relative gap ", gap, ")") else solver$status)
+}
+
+# The sample sizes and the solver record of a summary, with the time limit and its clock; with
+# verbose = TRUE also the backend, its formulation and the objective.
+print_sizes_and_solver <- function(x, verbose = FALSE) {
   cat("Observations: ", x$nobs, " (training ", x$samples[["train"]], ", anchor ",
       x$samples[["anchor"]], ", held-out ", x$samples[["holdout"]], "; which rows: sample_roles(fit))",
       sep = "")
   if (length(x$na.action)) cat(";", length(x$na.action), "deleted for missingness")
   cat("\n")
   solver <- x$solver
-  cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
-      ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L),
-      ", relative gap ", format(100 * solver$gap, digits = 3L), "%\n", sep = "")
+  cat("Solution: ", solver_outcome(solver, x$options), "\n", sep = "")
   time_limit <- if (is.null(x$options$time_limit)) 300 else x$options$time_limit
   clock <- if (is.null(x$options$clock)) "wall" else x$options$clock
   if (!is.null(solver$wall_time)) {
     cat("Time: ", format(solver$wall_time, digits = 3L), " s wall-clock, ", format(solver$cpu_time, digits = 3L),
         " s CPU (time_limit = ", format(time_limit), " s, counted on the ", clock, " clock)\n", sep = "")
+  }
+  if (isTRUE(verbose)) {
+    cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
+        ", status ", solver$status, ", objective ", format(solver$objective, digits = 6L), "\n", sep = "")
   }
 }
 

@@ -65,7 +65,7 @@ print.csvm_multiclass <- function(x, digits = max(3L, getOption("digits") - 3L),
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Multiclass constrained SVM, ", x$kernel, " kernel; ", length(x$classes), " classes (",
       paste(x$classes, collapse = ", "), "), predicted class = argmax of the class scores\n", sep = "")
-  cat("Solver: ", x$solver$backend, ", status ", x$solver$status, "\n\n", sep = "")
+  cat("Solution: ", solver_outcome(x$solver, x$options), "\n\n", sep = "")
   print_class_coefficients(x, digits)
   cat("\nHeld-out recall:", paste0(rownames(x$rates), " ", format(x$rates$heldout_rate, digits = 3L),
                                    collapse = ", "), "\n")
@@ -105,11 +105,11 @@ summary.csvm_multiclass <- function(object, ...) {
             class = "summary.csvm_multiclass")
 }
 
-print.summary.csvm_multiclass <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+print.summary.csvm_multiclass <- function(x, digits = max(3L, getOption("digits") - 3L), verbose = FALSE, ...) {
   cat("\nCall:\n", paste(deparse(x$call), sep = "\n", collapse = "\n"), "\n\n", sep = "")
   cat("Multiclass constrained SVM (CSVM), ", x$kernel, " kernel, C = ", format(x$C), "\n", sep = "")
   cat("Classes: ", paste(x$classes, collapse = ", "), " (predicted: the largest class score)\n", sep = "")
-  print_sizes_and_solver(x)
+  print_sizes_and_solver(x, verbose)
   cat("\nRecall per class (anchor = in-sample, held-out = certification sample; margin '", x$bound,
       "', alpha = ", format(x$alpha), "):\n", sep = "")
   print_rate_table(x$rates, rownames(x$rates), digits)

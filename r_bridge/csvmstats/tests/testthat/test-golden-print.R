@@ -53,4 +53,17 @@ test_that("summary() of a fit: the certified column, the note, the time limit an
   lines <- capture.output(print(summary(golden_fit())))
   expect_golden(lines, "summary-csvm.txt")
   expect_true(any(grepl("time_limit = 300 s, counted on the wall clock", lines, fixed = TRUE)))
+  expect_false(any(grepl("branch-and-bound|bnb", lines)))  # solver internals only with verbose = TRUE
+  detailed <- capture.output(print(summary(golden_fit()), verbose = TRUE))
+  expect_equal(setdiff(detailed, lines),
+               "Solver: bnb csvm-stats 0.1.0, branch-and-bound, status optimal, objective 2.07116")
+})
+
+test_that("the solver's outcome is said in words: optimal within mip_gap, or stopped at the time limit", {
+  expect_equal(csvmstats:::solver_outcome(list(status = "optimal", gap = 0), list()),
+               "optimal (relative gap 0%, within the requested mip_gap = 0.01%)")
+  expect_equal(csvmstats:::solver_outcome(list(status = "time limit (incumbent)", gap = 0.181), list(time_limit = 60)),
+               "stopped at the time limit with the best solution found: NOT proven optimal (relative gap 18.1%)")
+  expect_equal(csvmstats:::solver_outcome(list(status = "infeasible", gap = NaN), list()),
+               "infeasible")
 })

@@ -135,6 +135,15 @@ test_that("sample_roles() says which rows were training, anchor and held-out, fr
   expect_equal(as.character(roles), as.character(python_roles))
 })
 
+test_that("sample roles from Python become a factor with the three samples first, never silently NA", {
+  roles <- csvmstats:::sample_role_factor(c("anchor", "", "training", "held-out"), c("a", "b", "c", "d"))
+  expect_equal(levels(roles), c("training", "anchor", "held-out"))
+  expect_equal(names(roles), c("a", "b", "c", "d"))
+  expect_true(is.na(roles[["b"]]))
+  expect_equal(levels(csvmstats:::sample_role_factor(c("anchor", "unused"), 1:2)),
+               c("training", "anchor", "held-out", "unused"))
+})
+
 test_that("augment() adds .fitted, .prob, .decision and .sample; new data get the predictions", {
   skip_without_python()
   skip_if_not_installed("broom")
