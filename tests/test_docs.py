@@ -103,6 +103,7 @@ def test_r_reference_pages(site):
     for name in ("csvm", "predict.csvm", "summary.csvm", "install_python"):
         html = (site / "r_reference" / f"{name}.html").read_text()
         assert "Arguments" in html or "Usage" in html, name
+        assert "<h2>NA</h2>" not in html and "<h3>NA</h3>" not in html, name  # every Rd section rendered
 
 
 def _chromium() -> str | None:
