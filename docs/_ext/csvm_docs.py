@@ -114,8 +114,7 @@ for (f in args[-1]) {
   name <- sub("[.]Rd$", "", basename(f))
   rd <- tools::parse_Rd(f)
   title <- paste(unlist(rd[sapply(rd, attr, "Rd_tag") == "\\title"]), collapse = "")
-  tools::Rd2HTML(rd, out = file.path(out, paste0(name, ".html")), package = "csvmstats",
-                 fragment = TRUE, stages = c("build", "install", "render"))
+  tools::Rd2HTML(f, out = file.path(out, paste0(name, ".html")), package = "csvmstats")
   cat(name, "\t", gsub("[\r\n]+", " ", title), "\n", sep = "")
 }
 """
@@ -149,7 +148,11 @@ def render_rd_pages(out: Path) -> None:
     for line in done.stdout.splitlines():
         name, _, title = line.partition("\t")
         names.append(name)
-        fragment = (out / "_html" / f"{name}.html").read_text(encoding="utf-8")
+        page = (out / "_html" / f"{name}.html").read_text(encoding="utf-8")
+        # The body of R's help page, without its header table and title (the page heading carries them)
+        # and without the KaTeX script R loads from a CDN (\eqn{} shows as its TeX source, which reads fine).
+        body = page.split('<div class="container">', 1)[1].rsplit("</div>", 1)[0]
+        fragment = re.sub(r"<table[^>]*>.*?</table>\s*<h2>.*?</h2>", "", body, count=1, flags=re.S)
         # Links between the package's own pages point at R's help server; point them at these pages.
         fragment = re.sub(r'href="(?:\.\./\.\./csvmstats/help/|\.\./help/)?([A-Za-z0-9_.]+)\.html"',
                           r'href="\1.html"', fragment)
