@@ -417,12 +417,18 @@ class _Reader:
 
 
 def _r_double(value: float) -> str:
-    """R's ``as.character`` of a double (15 significant digits)."""
+    """R's ``as.character`` of a double: 15 significant digits, fixed notation unless scientific is shorter."""
     if np.isnan(value):
         return "NaN"
     if np.isinf(value):
         return "Inf" if value > 0 else "-Inf"
-    return f"{value:.15g}"
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.14e}".split("e")
+    digits = len(mantissa.replace("-", "").replace(".", "").rstrip("0")) or 1
+    scientific = f"{value:.{digits - 1}e}"
+    fixed = f"{value:.{max(0, digits - 1 - int(exponent))}f}"
+    return fixed if len(fixed) <= len(scientific) else scientific
 
 
 def _altrep_class(info: tuple) -> str:
