@@ -158,6 +158,7 @@ def main() -> None:
     parser.add_argument("--interrupt-after", type=float)
     parser.add_argument("--parts", nargs="*", default=["overrun", "interrupt"])
     parser.add_argument("--cases", nargs="*", default=DEFAULT_CASES)
+    parser.add_argument("--clocks", nargs="*", default=["cpu", "wall"])
     parser.add_argument("--update", action="store_true",
                         help="keep the rows of time_limit.json for the cases not run now (others are replaced)")
     args = parser.parse_args()
@@ -168,7 +169,7 @@ def main() -> None:
     out: dict[str, list[dict]] = {"overrun": [], "interrupt": []}
     if "overrun" in args.parts:
         for case in args.cases:
-            for clock in ("cpu", "wall"):
+            for clock in args.clocks:
                 row = run_child(case, clock)
                 print(json.dumps(row), flush=True)
                 out["overrun"].append(row)
