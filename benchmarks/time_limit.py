@@ -158,6 +158,9 @@ def main() -> None:
     parser.add_argument("--interrupt-after", type=float)
     parser.add_argument("--parts", nargs="*", default=["overrun", "interrupt"])
     parser.add_argument("--cases", nargs="*", default=DEFAULT_CASES)
+    parser.add_argument("--clocks", nargs="*", default=["cpu", "wall"])
+    parser.add_argument("--update", action="store_true",
+                        help="keep the rows of time_limit.json for the cases not run now (others are replaced)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.clock, args.interrupt_after)), flush=True)
@@ -166,7 +169,7 @@ def main() -> None:
     out: dict[str, list[dict]] = {"overrun": [], "interrupt": []}
     if "overrun" in args.parts:
         for case in args.cases:
-            for clock in ("cpu", "wall"):
+            for clock in args.clocks:
                 row = run_child(case, clock)
                 print(json.dumps(row), flush=True)
                 out["overrun"].append(row)
@@ -176,6 +179,13 @@ def main() -> None:
                 row = run_child(case, "wall", after)
                 print(json.dumps(row), flush=True)
                 out["interrupt"].append(row)
+    if args.update and (RESULTS / "time_limit.json").exists():
+        old = json.loads((RESULTS / "time_limit.json").read_text())
+        ran = {(r["case"], r["clock"]) for r in out["overrun"]} | {("interrupt", r["case"]) for r in out["interrupt"]}
+        out["overrun"] = [r for r in old["overrun"] if (r["case"], r["clock"]) not in ran] + out["overrun"]
+        out["interrupt"] = [r for r in old["interrupt"] if ("interrupt", r["case"]) not in ran] + out["interrupt"]
+        order = {case: k for k, case in enumerate(CASES)}
+        out["overrun"].sort(key=lambda r: (order[r["case"]], r["clock"]))
     (RESULTS / "time_limit.json").write_text(json.dumps(out, indent=1))
     text = [
         "# Time limit of the whole fit (issue 27, item 3)",

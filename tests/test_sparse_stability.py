@@ -119,11 +119,12 @@ def test_bootstrap_refits_use_the_given_solver_options(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = CSVM(y, X, tpr_min=0.8, bound="binomial", max_features=2).fit(random_state=1, time_limit=60)
-    seen = _spy_solves(monkeypatch, lambda solver, o: (solver, o.time_limit, o.mip_gap, o.clock))
+    # each solve gets what is left of the refit's whole-fit limit (csvm_stats.optimization.budget): at most 17 s
+    seen = _spy_solves(monkeypatch, lambda solver, o: (solver, 0 < o.time_limit <= 17.0, o.mip_gap, o.clock))
     table = res.selection_stability(n_bootstrap=2, n_jobs=1, solver="scip", time_limit=17.0, mip_gap=0.01, clock="cpu")
     assert table["refits"].iloc[0] == 2
     cardinality = [entry for entry in seen if entry[0] == "scip"]
-    assert cardinality and set(cardinality) == {("scip", 17.0, 0.01, "cpu")}
+    assert cardinality and set(cardinality) == {("scip", True, 0.01, "cpu")}
 
 
 def test_bootstrap_refits_default_to_the_fits_options(monkeypatch):
@@ -132,9 +133,9 @@ def test_bootstrap_refits_default_to_the_fits_options(monkeypatch):
         warnings.simplefilter("ignore")
         res = CSVM(y, X, tpr_min=0.8, bound="binomial", penalty="l1").fit(
             random_state=1, time_limit=23.0, mip_gap=0.002, threads=1, clock="cpu")
-    seen = _spy_solves(monkeypatch, lambda solver, o: (o.time_limit, o.mip_gap, o.threads, o.seed, o.clock))
+    seen = _spy_solves(monkeypatch, lambda solver, o: (0 < o.time_limit <= 23.0, o.mip_gap, o.threads, o.seed, o.clock))
     res.selection_stability(n_bootstrap=2, n_jobs=1)
-    assert seen and set(seen) == {(23.0, 0.002, 1, 1, "cpu")}
+    assert seen and set(seen) == {(True, 0.002, 1, 1, "cpu")}  # what is left of the 23 s whole-fit limit
 
 
 def test_the_clock_reaches_the_grid_fits_and_the_refits(monkeypatch):
