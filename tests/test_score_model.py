@@ -8,7 +8,7 @@ import pytest
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.score_model import (
     MAX_COMPONENTS,
-    _newton_logistic,
+    _folds,
     fit_probability_model,
     fit_score,
     fit_sigmoid,
@@ -31,17 +31,21 @@ def test_score_recovers_the_logistic_direction():
     assert cosine > 0.99 and penalty > 0 and loo.shape == (2000,)
 
 
-def test_approximate_leave_one_out_is_close_to_refitting_without_the_point():
-    X, y, _ = _logistic(200, seed=2)
-    coef, intercept, penalty, loo = fit_score(X, y)
-    mean = X.mean(axis=0)
-    Z = np.column_stack([np.ones(200), X - mean])
-    for i in (0, 17, 111):
-        keep = np.arange(200) != i
-        beta = np.r_[intercept + mean @ coef, coef]
-        beta, _ = _newton_logistic(Z[keep], y[keep], penalty, beta)
-        exact = Z[i] @ beta
-        assert abs(loo[i] - exact) < 0.02 * max(1.0, abs(exact))
+def test_folds_partition_the_rows_and_keep_both_classes_in_each():
+    X, y, _ = _logistic(201, seed=2)
+    folds = _folds(y)
+    assert np.array_equal(np.sort(np.concatenate(folds)), np.arange(201))
+    positives = [int(y[f].sum()) for f in folds]
+    assert all(p > 0 and p < f.size for p, f in zip(positives, folds)) and max(positives) - min(positives) <= 1
+
+
+def test_out_of_fold_scores_are_less_optimistic_than_the_fitted_ones():
+    """Out-of-fold log loss of the chosen penalty is above the in-sample log loss of the final score."""
+    X, y, _ = _logistic(300, seed=3)
+    coef, intercept, _, oof = fit_score(X, y)
+    eta = X @ coef + intercept
+    loss = lambda z: np.mean(np.logaddexp(0, z) - y * z)  # noqa: E731
+    assert loss(oof) > loss(eta)
 
 
 def test_sigmoid_recalibration_matches_the_base_rate_exactly():

@@ -8,7 +8,7 @@
 #   anchor sample J and a held-out sample H), a **probability model fitted
 #   beside the rule**: penalised logistic regression on the same columns (or
 #   the same kernel feature map) over I and J, its penalty chosen by
-#   approximate leave-one-out log loss, recalibrated by a sigmoid on scores it
+#   cross-validated log loss, recalibrated by a sigmoid on scores it
 #   did not see. With it comes an interval [p0, p1]: the inductive
 #   **Venn-Abers** predictor (Vovk and Petej 2014) of the model's score on H,
 #   which neither the model nor the rule's direction saw. One of p0, p1 is a
@@ -80,7 +80,7 @@ print(f"test tumours called malignant with P < 1/2: {int((called & ~more_probabl
 # summary counts how often the two disagree on H, and the table above on the
 # test tumours. The point probability p need not lie inside [p0, p1]: the
 # interval is the Venn-Abers statement about the score on H, the point
-# probability a smoother fit that also uses the leave-one-out scores of I and
+# probability a smoother fit that also uses the out-of-fold scores of I and
 # J. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
 # there is no held-out sample; the probabilities are then cross-fitted
 # Venn-Abers of the rule's own decision value, monotone in it, and the rule is

@@ -7,8 +7,8 @@ Two routes, by the size of the held-out sample H:
   ``CSVM.from_formula(..., tpr_min=...).fit()``): a separate probability model
   (:mod:`csvm_stats.probability.score_model`): penalised logistic regression
   on the fit's feature map over :math:`I \cup J`, its penalty chosen by
-  approximate leave-one-out log loss, recalibrated by a sigmoid on the
-  leave-one-out scores of :math:`I \cup J` and the scores of H. That gives
+  cross-validated log loss, recalibrated by a sigmoid on the out-of-fold
+  scores of :math:`I \cup J` and the scores of H. That gives
   the point probability P. The interval :math:`[p_0, p_1]` is the inductive
   Venn-Abers predictor of the score calibrated on H alone: H was seen by
   neither the score nor the rule's direction, so under exchangeability one of
