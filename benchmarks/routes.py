@@ -63,7 +63,6 @@ from csvm_stats.inference.bounds import binomial_min_n
 from csvm_stats.inference.certification import ORDER_STATISTIC
 from csvm_stats.models.routes import DEFAULT_ROUTES, compare_route_arrays
 from csvm_stats.models.tuning import FoldPreprocessor
-from csvm_stats.multiclass.certification import sidak
 from csvm_stats.multiclass.design import encode_classes, split_by_class
 from csvm_stats.multiclass.simulation import GaussianMulticlass
 from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS, split_samples
