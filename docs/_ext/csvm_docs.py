@@ -74,7 +74,9 @@ def _title(document: Path) -> str:
 def render_vignettes(out: Path) -> None:
     """Execute every vignette into ``out`` (Markdown and figures) and write the gallery's index."""
     quick = os.environ.get("CSVM_VIGNETTE_QUICK", "1") != "0"
-    reuse = os.environ.get("CSVM_DOCS_REUSE_EXAMPLES") == "1"
+    reuse = os.environ.get("CSVM_DOCS_REUSE_EXAMPLES") == "1"  # developers' shortcut: keep earlier renderings
+    if out.exists() and not reuse:
+        shutil.rmtree(out)  # no rendering of an earlier build (of a vignette skipped now) may stay behind
     out.mkdir(parents=True, exist_ok=True)
     render = _renderer()
     rendered, skipped = [], []
@@ -82,6 +84,8 @@ def render_vignettes(out: Path) -> None:
         missing = _missing_data(script.stem)
         if missing:
             skipped.append((script.name, missing))
+            (out / f"{script.stem}.md").unlink(missing_ok=True)
+            shutil.rmtree(out / f"{script.stem}_files", ignore_errors=True)
             continue
         document = out / f"{script.stem}.md"
         if not (reuse and document.is_file()):
