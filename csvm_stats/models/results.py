@@ -426,7 +426,7 @@ class CSVMResults(FitResults):
         return pd.Series(p, index=design.index, name=name)
 
     def predict_interval(self, newdata: Any = None) -> pd.DataFrame:
-        """The Venn-Abers interval ``p0 <= p1`` and the probability ``p`` of the positive class (:meth:`predict_proba`)."""
+        """The Venn-Abers interval ``p0 <= p1`` and the probability ``p`` of the positive class (:meth:`predict_proba`).
 
         Parameters
         ----------

@@ -173,7 +173,7 @@ class SparseCSVMResults(CSVMResults):
         return SolverOptions(**{**options, **{key: value for key, value in given.items() if value is not None}})
 
     def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
-        """The CSVM summary with the selected features (never an all-zero row) and the screening note."""
+        """The CSVM summary with the selected features (never an all-zero row) and the screening note.
 
         Parameters
         ----------
