@@ -187,7 +187,7 @@ def load_rdata(
 def load_rds(
     path: str | Path, engine: Engine = "python", *, trusted: bool = False, limits: ReadLimits = DEFAULT_LIMITS
 ) -> Any:
-        """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines and limits as in :func:`load_rdata`).
+    """The object of an ``.rds`` file, as R's ``readRDS()`` restores it (engines and limits as in :func:`load_rdata`).
 
     Parameters
     ----------
