@@ -125,19 +125,6 @@ class SolveRecord:
             return "interrupted by the user"
         return f"solver error ({self.message})" if self.message else "solver error"
 
-    def timing_rows(self) -> dict[str, str]:
-        """The summary's timing rows: wall and CPU seconds (the whole fit's, else the solver's), the limit and
-        its clock, the outcome."""
-        whole = math.isfinite(self.fit_wall_time)
-        wall, cpu = (self.fit_wall_time, self.fit_cpu_time) if whole else (self.wall_time, self.cpu_time)
-        rows = {"Wall time (s)": f"{wall:.2f}", "CPU time (s)": f"{cpu:.2f}"}
-        if whole:
-            rows["Solver time (s)"] = f"{self.wall_time:.2f} wall, {self.cpu_time:.2f} CPU"
-        if self.clock:
-            rows["Time limit"] = f"{self.time_limit:g} s of {'CPU' if self.clock == 'cpu' else 'wall'} time (whole fit)"
-        rows["Stopped"] = self.outcome
-        return rows
-
 
 @dataclass(frozen=True)
 class Solution:
