@@ -68,6 +68,7 @@ from csvm_stats.preprocessing.design import SampleSplit
 from csvm_stats.probability.fit_calibration import (
     DEFAULT_FOLDS,
     Calibration,
+    RuleCheck,
     check_calibration_sample,
     holdout_is_enough,
 )
@@ -178,12 +179,16 @@ class BinaryNPResults(_NPResults):
     @cached_property
     def calibration(self) -> Calibration:
         """Venn-Abers on the held-out decision values, else cross-fitted (module docstring)."""
-        y, H = self.model.y, self.split.holdout
+        y, H, f = self.model.y, self.split.holdout, self._fitted_decision
         if holdout_is_enough(y[H]):
-            return Calibration("held-out", VennAbers.fit(self._fitted_decision[H], y[H]))
+            predictor = VennAbers.fit(f[H], y[H])
+            t = predictor.threshold(0.0)
+            return Calibration("held-out", predictor, rule=RuleCheck.of("held-out", predictor.predict(f[H]), f[H] >= 0, t))
         check_calibration_sample(y, "The data")
         raw, labels, folds = self._cross_fitted_pairs()
-        return Calibration("cross-fitted", bagged(raw + self.intercept, labels), folds)
+        predictor = bagged(raw + self.intercept, labels)
+        t = predictor.threshold(0.0)
+        return Calibration("cross-fitted", predictor, folds, rule=RuleCheck.of("fitted", predictor.predict(f), f >= 0, t))
 
     @property
     def ready_calibration(self) -> Calibration | None:

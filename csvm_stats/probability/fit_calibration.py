@@ -166,9 +166,11 @@ class Calibration:
     def describe(self) -> str:
         """One line for the summary: method and number of points."""
         va = self.predictor
-        if self.method == "held-out":
+        if self.model is not None:
             return (f"logistic model on I u J ({self.model.n} points), Venn-Abers interval on {va.n} held-out points "
                     f"({va.n_positive} positive)")
+        if self.method == "held-out":  # the rule's own score calibrated on H (e.g. the Neyman-Pearson route)
+            return f"Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
         return (f"Venn-Abers, cross-fitted ({va.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages, "
                 f"{va.n_positive} positive)")
 
@@ -195,10 +197,12 @@ class Calibration:
         return (
             f"This classifier's probability is non-decreasing in f(x): every point called {positive} has "
             f"P({positive}) >= {r.threshold:.3g} and every other point P <= {r.threshold:.3g}; the {r.ties} of the "
-            f"{r.n} fitted points with P exactly {r.threshold:.3g} (the step containing f(x) = 0) are called either "
+            f"{r.n} {r.sample} points with P exactly {r.threshold:.3g} (the step containing f(x) = 0) are called either "
             "way. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a rate requirement "
-            "it need not be 1/2. [p0, p1] is a Venn-Abers interval (here cross-fitted, without a finite-sample "
-            "guarantee); it is not a confidence interval for the true P(y | x)"
+            "it need not be 1/2. [p0, p1] is a Venn-Abers interval ("
+            + ("on held-out points the fit never saw" if self.method == "held-out"
+               else "here cross-fitted, without a finite-sample guarantee")
+            + "); it is not a confidence interval for the true P(y | x)"
         )
 
 
