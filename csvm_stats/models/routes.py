@@ -53,6 +53,7 @@ from csvm_stats.models.learners import LEARNERS
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.neyman_pearson import NeymanPearson, check_requirement
 from csvm_stats.multiclass.certification import guarantee_shift
+from csvm_stats.optimization.solvers.base import Status
 from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS
 from csvm_stats.preprocessing.formula import build_design
 from csvm_stats.reporting.summary import Summary
@@ -200,6 +201,10 @@ class RouteComparison:
         summary.add_paragraphs("What each route states about the requirement", self.statements().to_dict())
         for name, message in self.failures.items():
             summary.add_text(f"Route {name} gave no classifier: {message}")
+        for name, res in self.results.items():
+            if name in CSVM_ROUTES and res.solver.status is not Status.OPTIMAL:  # say so: not the exact CSVM
+                summary.add_text(f"Route {name}: the solver did not prove optimality ({res.solver.outcome}), so its "
+                                 "classifier is the best one found, not necessarily the exact CSVM.")
         summary.add_text(
             f"All routes used the same split (seed {self.model_seed}): the CSVM routes solved on I with the "
             "requirement on J; the Neyman-Pearson routes trained on I u J. The stated bounds hold at "

@@ -78,10 +78,16 @@ requirement_lines <- function(rates, alpha) {
 }
 
 # The class rule on the probability scale: rows called positive have P(positive) at or above the
-# threshold, which need not be 1/2 ("" when the fit has no probability calibration).
+# threshold, which need not be 1/2. On the held-out route the probabilities come from a model fitted
+# beside the rule, so there is no threshold: the rule's statement in words says how the two relate
+# (nothing when the fit has no probability calibration).
 probability_line <- function(x) {
   threshold <- x$probability_threshold
-  if (is.null(threshold) || !length(threshold) || is.na(threshold)) return(character(0))
+  if (is.null(threshold) || !length(threshold) || is.na(threshold)) {
+    rule <- x$probability_rule
+    if (is.null(rule) || !length(rule) || !nzchar(rule)) return(character(0))
+    return(paste0("Probabilities (predict(fit, type = \"prob\")): ", rule, "."))
+  }
   paste0("Probabilities (predict(fit, type = \"prob\")): rows are called '", x$positive, "' when P(",
          x$positive, ") >= ", format(threshold, digits = 3L), ", the probability at f(x) = 0; under a ",
          "rate requirement this threshold need not be 1/2.")
