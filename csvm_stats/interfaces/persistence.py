@@ -883,6 +883,11 @@ class SavedModel:
         The Venn-Abers predictor of the fit.
     calibration_method : str or None
         ``"held-out"`` or ``"cross-fitted"``.
+    probability_model : ProbabilityModel or None
+        The held-out route's logistic score and sigmoid
+        (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
+        the point probabilities; ``None`` in files written before it existed and
+        on the cross-fitted route (the Venn-Abers merge is used then).
 
     Examples
     --------
