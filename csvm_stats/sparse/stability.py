@@ -261,6 +261,11 @@ class StabilitySelection:
     (``path.table["n_selected"]`` chose ``C``; ``None`` for the L2 base).
     :meth:`summary` reports them with the error bound and its assumptions;
     :meth:`refit` fits the CSVM on the stable features on the same split.
+    Read-only attributes: ``selected`` (the stable features, most often
+    chosen first; also ``selected_names``), ``n_selected``, ``frequencies``
+    (``table``), ``error_bound`` (Shah and Samworth's bound,
+    :math:`q^2 / ((2\pi - 1) p)`) and ``assumptions`` (what it needs to
+    bound the expected false selections, in words).
 
     Parameters
     ----------
