@@ -139,7 +139,8 @@ def load_rdata(
 
     ``engine="python"`` (the default; ``"auto"`` is the same) reads the file
     with the library's own bounded reader of R's serialisation
-    (:mod:`r_bridge.rds_reader`), which never runs anything from the file. ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
+    (:mod:`r_bridge.rds_reader`), which never runs anything from the file.
+    ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
     code hidden in the file (CVE-2024-27322), so it is refused there unless
     ``trusted=True`` says the file is one you trust. Both engines give the
     same types and values. ``limits`` caps what the Python reader does
