@@ -120,18 +120,64 @@ class DegenerateRuleWarning(UserWarning):
 class InputLimitError(DataError):
     """An input exceeds a documented size cap (formula terms, model-file keys, CSV cells, R file bytes).
 
-    Every cap is a named module constant or parameter, and the message says
-    which one and how to raise it for an input you trust.
+    Every cap is a named module constant, environment variable or parameter,
+    checked before the work it bounds, and the message says which one and how
+    to raise it for an input you trust (the caps are listed in the user
+    guide's "Formulas as data, and bad input" page).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.exceptions import InputLimitError
+    >>> data = pd.DataFrame({c: [0.0, 1.0, 2.0, 3.0] for c in "abcdefghijklmnop"}).assign(y=[0, 1, 0, 1])
+    >>> try:   # 2**16 terms, refused before expanding them
+    ...     CSVM.from_formula("y ~ a*b*c*d*e*f*g*h*i*j*k*l*m*n*o*p", data, tpr_min=0.5)
+    ... except InputLimitError:
+    ...     print("refused")
+    refused
     """
 
 
 class InputFileError(DataError):
-    """A path that cannot be read as a data, model or R file: a device, a FIFO, a directory, unreadable."""
+    """A path that cannot be read as a data, model or R file: a device, a FIFO, a directory, unreadable.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from csvm_stats.exceptions import InputFileError
+    >>> from csvm_stats.preprocessing.paths import check_input_file
+    >>> try:
+    ...     check_input_file(tempfile.mkdtemp(), "data file")   # a directory
+    ... except InputFileError:
+    ...     print("refused")
+    refused
+    """
 
 
 class MissingFileError(InputFileError, FileNotFoundError):
-    """A path that does not exist (also a :class:`FileNotFoundError`)."""
+    """A path that does not exist (also a :class:`FileNotFoundError`).
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import MissingFileError
+    >>> issubclass(MissingFileError, FileNotFoundError)
+    True
+    """
 
 
 class FormulaLimitError(FormulaError, InputLimitError):
-    """A formula that would expand past :data:`~csvm_stats.preprocessing.formula_grammar.MAX_TERMS` terms."""
+    """A formula that would expand past :data:`~csvm_stats.preprocessing.formula_grammar.MAX_TERMS` terms.
+
+    The terms are counted before each ``*``, ``:``, ``**`` or ``+`` step
+    expands them. The cap is ``MAX_TERMS`` (10,000) or the number of data
+    columns plus one, whichever is larger, so ``y ~ .`` always works; for a
+    formula you trust, assign a larger
+    ``csvm_stats.preprocessing.formula_grammar.MAX_TERMS``.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import FormulaError, FormulaLimitError, InputLimitError
+    >>> issubclass(FormulaLimitError, FormulaError) and issubclass(FormulaLimitError, InputLimitError)
+    True
+    """

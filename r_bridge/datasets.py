@@ -138,8 +138,9 @@ def load_rdata(
     """The objects of an ``.rda``/``.RData`` file by name, as R's ``load()`` restores them.
 
     ``engine="python"`` (the default; ``"auto"`` is the same) reads the file
-    with the pure-Python ``rdata`` parser, which never runs anything from the
-    file. ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
+    with the library's own bounded reader of R's serialisation
+    (:mod:`r_bridge.rds_reader`), which never runs anything from the file.
+    ``engine="r"`` loads it through R (rpy2); on R < 4.4.0 that can run
     code hidden in the file (CVE-2024-27322), so it is refused there unless
     ``trusted=True`` says the file is one you trust. Both engines give the
     same types and values. ``limits`` caps what the Python reader does
@@ -151,12 +152,15 @@ def load_rdata(
     path : str or pathlib.Path
         The ``.rda`` / ``.RData`` file.
     engine : {"python", "auto", "r"}, default "python"
-        ``"python"`` (and ``"auto"``): the pure-Python ``rdata`` reader, which
-        never runs anything from the file; ``"r"``: R's own loader through rpy2.
+        ``"python"`` (and ``"auto"``): the library's own bounded pure-Python
+        reader of R's serialisation (:mod:`r_bridge.rds_reader`), which never
+        runs anything from the file; ``"r"``: R's own loader through rpy2.
     trusted : bool, default False
         Allow ``engine="r"`` on R < 4.4.0 (CVE-2024-27322) for a file you trust.
     limits : ReadLimits, default DEFAULT_LIMITS
-        Caps of the Python reader (bytes, elements, nesting); raise them for a file you trust.
+        Caps of the Python reader (decompressed bytes, elements, strings and
+        list items, nodes, nesting depth); pass a larger
+        ``ReadLimits(max_bytes=..., ...)`` for a large file you trust.
 
     Returns
     -------
@@ -194,12 +198,15 @@ def load_rds(
     path : str or pathlib.Path
         The ``.rds`` file.
     engine : {"python", "auto", "r"}, default "python"
-        ``"python"`` (and ``"auto"``): the pure-Python ``rdata`` reader, which
-        never runs anything from the file; ``"r"``: R's own loader through rpy2.
+        ``"python"`` (and ``"auto"``): the library's own bounded pure-Python
+        reader of R's serialisation (:mod:`r_bridge.rds_reader`), which never
+        runs anything from the file; ``"r"``: R's own loader through rpy2.
     trusted : bool, default False
         Allow ``engine="r"`` on R < 4.4.0 (CVE-2024-27322) for a file you trust.
     limits : ReadLimits, default DEFAULT_LIMITS
-        Caps of the Python reader (bytes, elements, nesting); raise them for a file you trust.
+        Caps of the Python reader (decompressed bytes, elements, strings and
+        list items, nodes, nesting depth); pass a larger
+        ``ReadLimits(max_bytes=..., ...)`` for a large file you trust.
 
     Returns
     -------

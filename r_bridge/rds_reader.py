@@ -48,19 +48,48 @@ from r_bridge.rtree import NA_INTEGER, RNode, RType, atomic, r_double_na_mask, s
 
 
 class RFormatError(DataError):
-    """An R file that is not a readable R data file (damaged, truncated, inconsistent, or holding code)."""
+    """An R file that is not a readable R data file (damaged, truncated, inconsistent, or holding code).
+
+    Examples
+    --------
+    >>> from r_bridge import RFormatError
+    >>> from csvm_stats.exceptions import DataError
+    >>> issubclass(RFormatError, DataError)
+    True
+    """
 
 
 @dataclass(frozen=True)
 class ReadLimits:
     """Caps on what one R file may make this reader do (raise them for a file you trust).
 
-    ``max_bytes``: decompressed bytes (default 128 MiB). ``max_elements``:
-    elements of one compact (ALTREP) sequence expanded in memory (default
-    2^25, 256 MiB of doubles). ``max_items``: strings in the whole file
-    (default 2^22). ``max_nodes``: list elements and attributes in the whole
-    file (default 2^17). ``max_depth``: nesting of lists and attributes
-    (default 100).
+    Every cap is checked before the work it limits: a declared length is
+    compared with the bytes left and with the cap before anything is
+    allocated, and decompression stops once ``max_bytes`` is exceeded. Past a
+    cap the reader raises :class:`~csvm_stats.exceptions.InputLimitError`
+    naming the field to raise.
+
+    Parameters
+    ----------
+    max_bytes : int, default 2**27
+        Decompressed bytes of the file (128 MiB).
+    max_elements : int, default 2**25
+        Elements of one compact (ALTREP) sequence expanded in memory
+        (256 MiB of doubles).
+    max_items : int, default 2**22
+        Strings in the whole file.
+    max_nodes : int, default 2**17
+        List elements and attributes in the whole file.
+    max_depth : int, default 100
+        Nesting depth of lists and attributes.
+
+    Examples
+    --------
+    >>> from r_bridge import ReadLimits
+    >>> limits = ReadLimits(max_bytes=2**30)   # 1 GiB, for a large file you trust
+    >>> limits.max_bytes, limits.max_depth
+    (1073741824, 100)
+    >>> # r_bridge.load_rds("big.rds", limits=limits)
     """
 
     max_bytes: int = 2**27

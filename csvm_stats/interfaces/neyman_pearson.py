@@ -57,6 +57,18 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         ``statements``, ``summary()``, ``sample_roles``).
     estimator_ : the fitted clone of ``estimator`` (fitted on class codes 0..K-1).
     n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from csvm_stats import NeymanPearsonClassifier
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, labels = load_dataset("wisconsin")
+    >>> y = (labels < 0).astype(int)   # 1 = malignant
+    >>> clf = NeymanPearsonClassifier("logistic", tpr_min=0.9, random_state=0).fit(X, y)
+    >>> clf.results_.rates.loc["tpr", "method"]
+    'order statistic'
+    >>> clf.predict(X.iloc[:3]).shape
+    (3,)
     """
 
     def __init__(self, estimator=None, *, tpr_min=None, tnr_min=None, recall_min=None, alpha=0.05,
@@ -82,7 +94,29 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         raise DataError(f"random_state must be None, an int or a RandomState, got {self.random_state!r}.")
 
     def fit(self, X, y):
-        """Split, fit the estimator on the training rows, set the threshold on the held-out rows; return ``self``."""
+        """Split, fit the estimator on the training rows, set the threshold on the held-out rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n, p)
+            Numeric predictors.
+        y : array-like, shape (n,)
+            Class labels (two classes, or several with ``recall_min``).
+
+        Returns
+        -------
+        NeymanPearsonClassifier
+            ``self``, with ``results_``, ``estimator_`` and ``classes_``.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> y = (labels < 0).astype(int)   # 1 = malignant
+        >>> NeymanPearsonClassifier(tnr_min=0.9, random_state=0).fit(X, y).classes_.tolist()
+        [0, 1]
+        """
         score_method(make_learner(self.estimator))  # an estimator without a score fails before any work
         check_feature_table(X)
         if y is not None:
@@ -108,28 +142,108 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """Two classes: score + intercept (``classes_[1]`` where >= 0); several: (n, K) shifted class scores."""
+        """Two classes: score + intercept (``classes_[1]`` where >= 0); several: (n, K) shifted class scores.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n, p)
+            Rows with the predictors the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n,) for two classes, (n, K) for several.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> y = (labels < 0).astype(int)   # 1 = malignant
+        >>> clf = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, y)
+        >>> clf.decision_function(X.iloc[:4]).shape
+        (4,)
+        """
         check_is_fitted(self)
         check_feature_table(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.results_.decision_function(X).to_numpy()
 
     def predict(self, X) -> np.ndarray:
-        """``classes_[1]`` where the decision value is at least 0; several classes: the largest shifted score's."""
+        """``classes_[1]`` where the decision value is at least 0; several classes: the largest shifted score's.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n, p)
+            Rows with the predictors the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray
+            One label of ``classes_`` per row.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> y = (labels < 0).astype(int)   # 1 = malignant
+        >>> clf = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, y)
+        >>> set(clf.predict(X)) <= {0, 1}
+        True
+        """
         scores = self.decision_function(X)
         if scores.ndim == 2:
             return self.classes_[scores.argmax(axis=1)]
         return np.where(scores >= 0, self.classes_[1], self.classes_[0])
 
     def predict_proba(self, X) -> np.ndarray:
-        """Venn-Abers probabilities, columns in ``classes_`` order."""
+        """Venn-Abers probabilities, columns in ``classes_`` order.
+
+        The merged Venn-Abers probability of the route's score, calibrated on
+        the held-out sample (cross-fitted when it is small); the class rule is
+        the threshold, not ``P >= 1/2``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame, shape (n, p)
+            Rows with the predictors the estimator was fitted on.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, K), rows summing to 1.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> y = (labels < 0).astype(int)   # 1 = malignant
+        >>> clf = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, y)
+        >>> clf.predict_proba(X.iloc[:2]).shape
+        (2, 2)
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         p = self.results_.predict_proba(X).to_numpy()
         return p if p.ndim == 2 else np.column_stack([1.0 - p, p])
 
     def summary(self):
-        """The fit's :class:`~csvm_stats.reporting.summary.Summary`."""
+        """The fit's :class:`~csvm_stats.reporting.summary.Summary`.
+
+        Returns
+        -------
+        Summary
+            ``results_.summary()``: rate table, statements, samples (text, HTML, LaTeX).
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> clf = NeymanPearsonClassifier(tpr_min=0.9)
+        >>> callable(clf.summary)
+        True
+        """
         check_is_fitted(self)
         return self.results_.summary()
 
@@ -137,8 +251,35 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     def from_formula(cls, formula: str, data: pd.DataFrame, estimator: Any = None, **kwargs: Any) -> NeymanPearson:
         """The route for formula users: ``NeymanPearsonClassifier.from_formula("y ~ .", df, "svc", tpr_min=0.9).fit()``.
 
-        Returns the statsmodels-shaped :class:`~csvm_stats.models.neyman_pearson.NeymanPearson`
-        (``fit(random_state=...)`` gives results whose ``predict(newdata)``
-        codes new data through the formula); keyword arguments as there.
+        Parameters
+        ----------
+        formula : str
+            ``"response ~ terms"`` in the safe grammar of
+            :meth:`csvm_stats.models.model.CSVM.from_formula`.
+        data : pandas.DataFrame
+            The data.
+        estimator : str, classifier or None
+            ``"logistic"`` (``None``), ``"svc"``, ``"hgb"`` or a scikit-learn classifier.
+        **kwargs
+            Keyword arguments of :class:`~csvm_stats.models.neyman_pearson.NeymanPearson`
+            (``tpr_min``, ``tnr_min``, ``recall_min``, ``alpha``, ``positive``, ``fractions``).
+
+        Returns
+        -------
+        NeymanPearson
+            The statsmodels-shaped route; ``fit(random_state=...)`` gives results
+            whose ``predict(newdata)`` codes new data through the formula.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> model = NeymanPearsonClassifier.from_formula("diagnosis ~ .", data, tpr_min=0.9, positive="malignant")
+        >>> res = model.fit(random_state=0)
+        >>> res.predict(data.iloc[:2]).tolist() in (["malignant"] * 2, ["benign"] * 2, ["malignant", "benign"], ["benign", "malignant"])
+        True
         """
         return NeymanPearson.from_formula(formula, data, estimator, **kwargs)

@@ -168,7 +168,22 @@ class ModelFileError(DataError):
 
 
 class ModelFileLimitError(ModelFileError, InputLimitError):
-    """A model file past one of the size caps (:data:`MAX_JSON_KEYS`, :data:`MAX_JSON_DEPTH`, ...)."""
+    """A model file past one of the size caps (:data:`MAX_JSON_KEYS`, :data:`MAX_JSON_DEPTH`, ...).
+
+    The caps are module constants of :mod:`csvm_stats.interfaces.persistence`
+    (``MAX_MEMBERS``, ``MAX_MEMBER_BYTES``, ``MAX_TOTAL_BYTES``,
+    ``MAX_JSON_BYTES``, ``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``,
+    ``MAX_JSON_KEYS``), checked before the file is decompressed or parsed;
+    the message names the one exceeded. Assign a larger value only to read a
+    file you trust.
+
+    Examples
+    --------
+    >>> from csvm_stats.exceptions import InputLimitError
+    >>> from csvm_stats.interfaces.persistence import ModelFileError, ModelFileLimitError
+    >>> issubclass(ModelFileLimitError, ModelFileError) and issubclass(ModelFileLimitError, InputLimitError)
+    True
+    """
 
 
 # ---------------------------------------------------------------------- plain values
@@ -868,6 +883,11 @@ class SavedModel:
         The Venn-Abers predictor of the fit.
     calibration_method : str or None
         ``"held-out"`` or ``"cross-fitted"``.
+    probability_model : ProbabilityModel or None
+        The held-out route's logistic score and sigmoid
+        (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
+        the point probabilities; ``None`` in files written before it existed and
+        on the cross-fitted route (the Venn-Abers merge is used then).
 
     Examples
     --------

@@ -119,6 +119,18 @@ class NeymanPearson:
     fractions : the CSVM's (train, anchor, held-out) shares: the estimator is
         fitted on the training and anchor samples together, the threshold is
         set on the held-out sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.models.neyman_pearson import NeymanPearson
+    >>> X, labels = load_dataset("wisconsin")
+    >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+    >>> model = NeymanPearson.from_formula("diagnosis ~ .", data, "logistic", tpr_min=0.9, positive="malignant")
+    >>> res = model.fit(random_state=0)
+    >>> res.rates.loc["tpr", "method"], bool(res.rates.loc["tpr", "certified"])
+    ('order statistic', True)
     """
 
     def __init__(
@@ -159,7 +171,40 @@ class NeymanPearson:
     @classmethod
     def from_formula(cls, formula: str, data: pd.DataFrame, estimator: Any = None, *, safe: bool = True,
                      ordered_contrasts: str = "treatment", **kwargs: Any) -> NeymanPearson:
-        """Build the route from a formula (the grammar of :meth:`csvm_stats.models.model.CSVM.from_formula`)."""
+        """Build the route from a formula (the grammar of :meth:`csvm_stats.models.model.CSVM.from_formula`).
+
+        Parameters
+        ----------
+        formula : str
+            ``"response ~ terms"``; parsed as data, never evaluated (``safe=True``).
+        data : pandas.DataFrame
+            The data.
+        estimator : str, classifier or None
+            ``"logistic"`` (``None``), ``"svc"``, ``"hgb"`` or a scikit-learn classifier.
+        safe : bool, default True
+            The library's own grammar; ``False`` hands the formula to formulaic (evaluates Python).
+        ordered_contrasts : str, default "treatment"
+            Coding of ordered factors, as in :meth:`~csvm_stats.models.model.CSVM.from_formula`.
+        **kwargs
+            The requirement and options of :class:`NeymanPearson`.
+
+        Returns
+        -------
+        NeymanPearson
+            The route, which keeps the formula to code new data.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.neyman_pearson import NeymanPearson
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> model = NeymanPearson.from_formula("diagnosis ~ .", data, "logistic", tpr_min=0.9, positive="malignant")
+        >>> res = model.fit(random_state=0)
+        >>> res.predict(data.iloc[:3]).index.tolist()
+        [0, 1, 2]
+        """
         endog, exog, design = build_design(formula, data, safe=safe, ordered_contrasts=ordered_contrasts)
         model = cls(endog, exog, estimator, **kwargs)
         model.formula = design
@@ -176,7 +221,30 @@ class NeymanPearson:
         return {} if r.rate is None else {r.rate: float(r.target)}
 
     def design_matrix(self, newdata: Any) -> pd.DataFrame:
-        """New data as design columns (through the formula when there is one), index kept."""
+        """New data as design columns (through the formula when there is one), index kept.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The design columns the estimator takes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.neyman_pearson import NeymanPearson
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> model = NeymanPearson.from_formula("diagnosis ~ .", data, "logistic", tpr_min=0.9, positive="malignant")
+        >>> res = model.fit(random_state=0)
+        >>> model.design_matrix(data.iloc[:2]).shape
+        (2, 30)
+        """
         if self.formula is not None:
             return self.formula.transform(newdata)
         if isinstance(newdata, pd.DataFrame):
@@ -199,6 +267,28 @@ class NeymanPearson:
         ``random_state`` seeds the split (drawn and kept in the results when
         ``None``); with the same seed and ``fractions`` a CSVM fit on the same
         data uses the same held-out rows.
+
+        Parameters
+        ----------
+        random_state : int or None
+            Seed of the split.
+
+        Returns
+        -------
+        BinaryNPResults or MulticlassNPResults
+            Rates, statements, predictions and probabilities of the route.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.neyman_pearson import NeymanPearson
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> model = NeymanPearson.from_formula("diagnosis ~ .", data, "logistic", tpr_min=0.9, positive="malignant")
+        >>> res = model.fit(random_state=0)
+        >>> res.random_state, sorted(res.sample_roles.unique())
+        (0, ['held-out', 'training'])
         """
         seed = resolve_seed(random_state)
         if self.multiclass:

@@ -151,7 +151,23 @@ class _NPResults:
 
 
 class BinaryNPResults(_NPResults):
-    """A two-class route: decision ``s(x) + b`` with b set on H by the order statistic (positive when >= 0)."""
+    """A two-class route: decision ``s(x) + b`` with b set on H by the order statistic (positive when >= 0).
+
+    Parameters
+    ----------
+    state : NPState
+        The fit (model, split, fitted estimator, threshold, seed, CPU time),
+        made by :meth:`csvm_stats.models.neyman_pearson.NeymanPearson.fit`.
+
+    Examples
+    --------
+    >>> from csvm_stats import NeymanPearsonClassifier
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, labels = load_dataset("wisconsin")
+    >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+    >>> res.rates.loc["tpr", "method"], res.sample_roles.size
+    ('order statistic', 569)
+    """
 
     def __init__(self, state: NPState) -> None:
         super().__init__(state)
@@ -164,14 +180,56 @@ class BinaryNPResults(_NPResults):
         return self._fitted_raw + self.intercept
 
     def decision_function(self, newdata: Any = None) -> pd.Series:
-        """``s(x) + b`` (positive class when >= 0), indexed like the data."""
+        """``s(x) + b`` (positive class when >= 0), indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+
+        Returns
+        -------
+        pandas.Series
+            The decision values.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> res.decision_function().size
+        569
+        """
         if newdata is None:
             return pd.Series(self._fitted_decision, index=self.model.exog.index, name="decision")
         design = self._design(newdata)
         return pd.Series(self._raw(design.to_numpy()) + self.intercept, index=design.index, name="decision")
 
     def predict(self, newdata: Any = None) -> pd.Series:
-        """Predicted labels in the original coding, indexed like the data."""
+        """Predicted labels in the original coding, indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+
+        Returns
+        -------
+        pandas.Series
+            One label per row.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> sorted(res.predict().unique())
+        [0, 1]
+        """
         decision = self.decision_function(newdata)
         return self.model.coding.decode(decision.to_numpy(), index=decision.index)
 
@@ -198,7 +256,30 @@ class BinaryNPResults(_NPResults):
         return None
 
     def predict_proba(self, newdata: Any = None, *, interval: bool = False) -> pd.Series | pd.DataFrame:
-        """P(y = positive | x) (merged Venn-Abers), or with ``interval=True`` the columns p0, p1, p."""
+        """P(y = positive | x) (merged Venn-Abers), or with ``interval=True`` the columns p0, p1, p.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+        interval : bool, default False
+            Also return the Venn-Abers interval.
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            The probabilities (Series), or columns ``p0``, ``p1``, ``p``.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> res.predict_proba(interval=True).columns.tolist()
+        ['p0', 'p1', 'p']
+        """
         f = self.decision_function(newdata)
         p0, p1 = self.calibration.predictor.interval(f.to_numpy())
         p = merge(p0, p1)
@@ -230,7 +311,27 @@ class BinaryNPResults(_NPResults):
         return pd.DataFrame(cells, index=[f"true {pos}", f"true {neg}"], columns=[f"predicted {pos}", f"predicted {neg}"])
 
     def heldout_counts(self, rate: str) -> tuple[int, int]:
-        """(n, correct) of ``rate`` on the held-out sample."""
+        """(n, correct) of ``rate`` on the held-out sample.
+
+        Parameters
+        ----------
+        rate : {"tpr", "tnr"}
+            The rate.
+
+        Returns
+        -------
+        tuple of int
+            Held-out points of the rate's class, and how many are classified correctly.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> res.heldout_counts("tpr")
+        (53, 52)
+        """
         H = self.split.holdout
         return count_correct(self.model.y[H], self._fitted_decision[H], rate)
 
@@ -313,7 +414,34 @@ class BinaryNPResults(_NPResults):
         return []
 
     def save(self, path: Any) -> Any:
-        """Write a model file when the learner's score is linear (:mod:`csvm_stats.interfaces.np_files`); else a DataError."""
+        """Write a model file when the learner's score is linear (:mod:`csvm_stats.interfaces.np_files`); else a DataError.
+
+        Logistic regression, a linear SVC (optionally after one
+        ``StandardScaler``) and two classes are saved in the CSVM's two-class
+        format, read by :func:`~csvm_stats.interfaces.persistence.load_model`;
+        RBF SVC and gradient boosting are refused with the reason.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Where to write the file.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> path = res.save(os.path.join(tempfile.mkdtemp(), "np.csvm"))  # doctest: +SKIP
+        >>> os.path.exists(path)  # doctest: +SKIP
+        True
+        """
         from csvm_stats.interfaces.np_files import save_np_model
 
         return save_np_model(self, path)
@@ -323,7 +451,24 @@ class BinaryNPResults(_NPResults):
 
 
 class MulticlassNPResults(_NPResults):
-    """Several classes: argmax of the estimator's class scores with the constrained classes shifted by t."""
+    """Several classes: argmax of the estimator's class scores with the constrained classes shifted by t.
+
+    Parameters
+    ----------
+    state : NPState
+        The fit (model, split, fitted estimator, common shift, seed, CPU time),
+        made by :meth:`csvm_stats.models.neyman_pearson.NeymanPearson.fit`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from csvm_stats import NeymanPearsonClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = NeymanPearsonClassifier(recall_min={2: 0.8}, fractions=(0.4, 0.2, 0.4), random_state=0).fit(X, y)
+    >>> res = clf.results_
+    >>> res.rates.shape[0]
+    3
+    """
 
     def __init__(self, state: NPState) -> None:
         super().__init__(state)
@@ -343,7 +488,29 @@ class MulticlassNPResults(_NPResults):
         return self._fitted_raw + self.offsets
 
     def decision_function(self, newdata: Any = None) -> pd.DataFrame:
-        """The class scores with the shift, one column per class, indexed like the data."""
+        """The class scores with the shift, one column per class, indexed like the data.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per class.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = NeymanPearsonClassifier(recall_min={2: 0.8}, fractions=(0.4, 0.2, 0.4), random_state=0).fit(X, y)
+        >>> res = clf.results_
+        >>> res.decision_function().shape
+        (150, 3)
+        """
         if newdata is None:
             values, index = self._fitted_scores, self.model.exog.index
         else:
@@ -352,7 +519,29 @@ class MulticlassNPResults(_NPResults):
         return pd.DataFrame(values, index=index, columns=pd.Index(self.classes, name="class"))
 
     def predict(self, newdata: Any = None) -> pd.Series:
-        """The class of the largest shifted score."""
+        """The class of the largest shifted score.
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+
+        Returns
+        -------
+        pandas.Series
+            One label per row.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = NeymanPearsonClassifier(recall_min={2: 0.8}, fractions=(0.4, 0.2, 0.4), random_state=0).fit(X, y)
+        >>> res = clf.results_
+        >>> res.predict().size
+        150
+        """
         scores = self.decision_function(newdata)
         return self.model.coding.decode(argmax_rule(scores.to_numpy()), index=scores.index)
 
@@ -372,7 +561,31 @@ class MulticlassNPResults(_NPResults):
         return None
 
     def predict_proba(self, newdata: Any = None, *, interval: bool = False) -> pd.DataFrame:
-        """Normalised one-vs-rest Venn-Abers probabilities (with ``interval=True`` also p0, p1 per class)."""
+        """Normalised one-vs-rest Venn-Abers probabilities (with ``interval=True`` also p0, p1 per class).
+
+        Parameters
+        ----------
+        newdata : DataFrame, array-like or None
+            Rows with the predictors (through the formula when the route has
+            one); ``None`` gives the rows the route was built on.
+        interval : bool, default False
+            Also return each class's Venn-Abers interval.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per class (rows summing to 1), or with the intervals.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = NeymanPearsonClassifier(recall_min={2: 0.8}, fractions=(0.4, 0.2, 0.4), random_state=0).fit(X, y)
+        >>> res = clf.results_
+        >>> res.predict_proba().shape
+        (150, 3)
+        """
         design = self._design(newdata)
         raw = self._fitted_raw if newdata is None else self._raw(design.to_numpy())
         return probability_frame(self.calibration, raw, design.index, self.classes, interval)

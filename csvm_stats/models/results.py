@@ -437,7 +437,10 @@ class CSVMResults(FitResults):
         Returns
         -------
         pandas.DataFrame
-            Columns ``p0 <= p1`` and the merged ``p``, one row per row of ``newdata``.
+            Columns ``p0 <= p1`` and ``p`` (the :meth:`predict_proba` value: the
+            recalibrated logistic score on the held-out route, which may lie outside
+            ``[p0, p1]``; the merge ``p1 / (1 - p0 + p1)`` on the cross-fitted route),
+            one row per row of ``newdata``.
 
         Raises
         ------

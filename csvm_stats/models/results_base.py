@@ -93,7 +93,26 @@ def predictive_rows(matrix: np.ndarray, alpha: float, independent: bool = True) 
 
 
 class FitResults:
-    """The base every CSVM results object shares (module docstring)."""
+    """The base every CSVM results object shares (module docstring).
+
+    ``confusion_matrix(sample)``, ``sample_roles``, ``requirements``,
+    ``min_counts``, ``classes``, ``predictive_values`` and the selection
+    attributes have the same names and shapes on
+    :class:`~csvm_stats.models.results.CSVMResults`,
+    :class:`~csvm_stats.sparse.results.SparseCSVMResults` and
+    :class:`~csvm_stats.multiclass.results.MulticlassResults`.
+
+    Examples
+    --------
+    >>> from csvm_stats import CSVM
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, y = load_dataset("wisconsin")
+    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+    >>> res.sample_roles.value_counts().sort_index().to_dict()
+    {'anchor': 142, 'held-out': 142, 'training': 285}
+    >>> res.requirements.index.tolist()
+    [1]
+    """
 
     model: Any
     split: Any
@@ -115,6 +134,26 @@ class FitResults:
 
         Both axes are labelled with the class labels in their own dtype
         (axis names ``true`` and ``predicted``).
+
+        Parameters
+        ----------
+        sample : str, default "holdout"
+            ``"train"``, ``"anchor"`` or ``"holdout"`` (also ``"training"``,
+            ``"requirement"``, ``"held-out"``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            K x K counts (binary: the positive class first).
+
+        Examples
+        --------
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> int(res.confusion_matrix("held-out").to_numpy().sum())
+        142
         """
         true, predicted = self._true_and_predicted(sample_name(sample))
         K = len(self.classes)

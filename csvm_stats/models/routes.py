@@ -119,7 +119,40 @@ def _bound_cell(row: pd.Series) -> str:
 
 
 class RouteComparison:
-    """The routes fitted on one split (module docstring); ``table``, ``results``, ``summary()``, ``plot()``."""
+    """The routes fitted on one split (module docstring); ``table``, ``results``, ``summary()``, ``plot()``.
+
+    Made by :func:`compare_routes`; ``str(comparison)`` is the summary.
+
+    Parameters
+    ----------
+    results : dict
+        ``{route name: results}`` of the routes that gave a classifier.
+    fit_times : dict
+        ``{route name: CPU seconds of its fit}``.
+    requirement : dict
+        ``{"tpr_min": p}``, ``{"tnr_min": p}`` or ``{"recall_min": {label: p}}``.
+    alpha : float
+        Level of every statement.
+    failures : dict or None
+        ``{route name: why it gave no classifier}``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from csvm_stats import compare_routes
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, labels = load_dataset("wisconsin")
+    >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+    ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+    >>> list(comparison.results)
+    ['csvm-guarantee', 'np-logistic']
+    >>> comparison.table["requirement guaranteed"].tolist()
+    [True, True]
+    """
 
     def __init__(self, results: dict[str, Any], fit_times: dict[str, float], requirement: dict[str, Any],
                  alpha: float, failures: dict[str, str] | None = None) -> None:
@@ -144,7 +177,28 @@ class RouteComparison:
         return self.model.y[self.split.holdout]
 
     def heldout_decisions(self) -> dict[str, np.ndarray]:
-        """Each route's decision values on H (two classes)."""
+        """Each route's decision values on H (two classes).
+
+        Returns
+        -------
+        dict
+            ``{route name: numpy.ndarray}``, in the order of the held-out rows.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from csvm_stats import compare_routes
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+        ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+        >>> {name: d.size for name, d in comparison.heldout_decisions().items()}
+        {'csvm-guarantee': 142, 'np-logistic': 142}
+        """
         H = self.split.holdout
         return {name: res.decision_function().to_numpy()[H] for name, res in self.results.items()}
 
@@ -176,7 +230,28 @@ class RouteComparison:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def statements(self) -> pd.Series:
-        """Each route's statement about the requirement (the joint one for several classes)."""
+        """Each route's statement about the requirement (the joint one for several classes).
+
+        Returns
+        -------
+        pandas.Series
+            One sentence per route.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from csvm_stats import compare_routes
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+        ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+        >>> comparison.statements().index.tolist()
+        ['csvm-guarantee', 'np-logistic']
+        """
         out = {}
         for name, res in self.results.items():
             if self.multiclass:
@@ -186,7 +261,28 @@ class RouteComparison:
         return pd.Series(out, name="statement")
 
     def summary(self) -> Summary:
-        """The table and the statements as a :class:`~csvm_stats.reporting.summary.Summary`."""
+        """The table and the statements as a :class:`~csvm_stats.reporting.summary.Summary`.
+
+        Returns
+        -------
+        Summary
+            Text (``str``), HTML and LaTeX.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numpy as np
+        >>> from csvm_stats import compare_routes
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+        ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+        >>> "held-out sample H: 142 points" in str(comparison.summary())
+        True
+        """
         table = self.table
         summary = Summary("Routes to a classifier under a requirement, on the same split")
         shown = table.drop(columns=[c for c in table.columns if c.endswith(" n")])
@@ -225,7 +321,36 @@ class RouteComparison:
         return f"<RouteComparison: {list(self.results)}, requirement {self.requirement}>"
 
     def plot(self, ax: Any = None) -> Any:
-        """The routes' ROC curves on H with the requirement marked; returns the display."""
+        """The routes' ROC curves on H with the requirement marked; returns the display.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None
+            Where to draw (a new figure when ``None``).
+
+        Returns
+        -------
+        RoutesROCDisplay
+            The display, with ``ax_`` and ``figure_``.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import warnings
+        >>> import numpy as np
+        >>> from csvm_stats import compare_routes
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+        ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+        >>> display = comparison.plot()
+        >>> sorted(display.curves)
+        ['csvm-guarantee', 'np-logistic']
+        """
         from csvm_stats.reporting.routes_plot import RoutesROCDisplay
 
         return RoutesROCDisplay.from_comparison(self).plot(ax)
@@ -247,8 +372,47 @@ def compare_route_arrays(
 ) -> RouteComparison:
     """:func:`compare_routes` on arrays (``endog`` labels, ``exog`` predictors).
 
-    ``fit_options`` go to the exact CSVM's ``fit`` besides ``time_limit``
-    (``clock``, ``threads``, ``solver``: the benchmark counts CPU seconds on one thread).
+    Parameters
+    ----------
+    endog : array-like
+        Labels, one per row.
+    exog : array-like or DataFrame
+        Numeric predictors.
+    requirement : mapping
+        ``{"tpr_min": p}``, ``{"tnr_min": p}`` or ``{"recall_min": {label: p}}``.
+    routes : sequence of str or mapping, default DEFAULT_ROUTES
+        As in :func:`compare_routes`.
+    alpha : float, default 0.05
+        Level of every statement.
+    random_state : int or None
+        Seed of the one split (drawn and reported when ``None``).
+    fractions : sequence of float, default DEFAULT_FRACTIONS
+        The CSVM's (training, anchor, held-out) shares.
+    time_limit : float, default 60.0
+        The exact CSVM's whole-fit time limit, in seconds.
+    csvm_options : mapping or None
+        Further keyword arguments of :class:`~csvm_stats.models.model.CSVM`.
+    formula : FormulaDesign or None
+        The design the rows came from (set by :func:`compare_routes`), so the
+        results predict new data through it.
+    fit_options : mapping or None
+        Go to the exact CSVM's ``fit`` besides ``time_limit`` (``clock``,
+        ``threads``, ``solver``: the benchmark counts CPU seconds on one thread).
+
+    Returns
+    -------
+    RouteComparison
+        The routes on the same split.
+
+    Examples
+    --------
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.models.routes import compare_route_arrays
+    >>> X, labels = load_dataset("wisconsin")
+    >>> comparison = compare_route_arrays((labels < 0).astype(int), X, {"tnr_min": 0.9},
+    ...                                   routes=("np-logistic", "np-svc"), random_state=1)
+    >>> bool(comparison.table["requirement guaranteed"].all())
+    True
     """
     chosen = _check_routes(routes)
     requirement = dict(requirement)
@@ -317,17 +481,57 @@ def compare_routes(
 ) -> RouteComparison:
     """Fit the routes on the same split and compare what each guarantees (module docstring).
 
+    The routes: ``"csvm"`` (the exact CSVM, its held-out Clopper-Pearson
+    bound), ``"csvm-guarantee"`` (the same solve with the intercept set on H
+    by the order statistic; no second solve) and ``"np-<learner>"``
+    (the Neyman-Pearson route: the learner fitted on I and J together, its
+    threshold set on H by the same order statistic). Routes that give no
+    classifier are kept in ``failures`` with the reason.
+
     Parameters
     ----------
-    formula, data : as :meth:`csvm_stats.models.model.CSVM.from_formula` (safe grammar).
-    requirement : ``{"tpr_min": p}``, ``{"tnr_min": p}`` or ``{"recall_min": {label: p}}``.
-    routes : route names (:data:`DEFAULT_ROUTES`; ``"np-<learner>"`` for any
-        learner of :data:`csvm_stats.models.learners.LEARNERS`), or
+    formula : str
+        ``"response ~ terms"``, the safe grammar of
+        :meth:`csvm_stats.models.model.CSVM.from_formula`.
+    data : pandas.DataFrame
+        The data.
+    requirement : mapping
+        ``{"tpr_min": p}``, ``{"tnr_min": p}`` or ``{"recall_min": {label: p}}``.
+    routes : sequence of str or mapping, default DEFAULT_ROUTES
+        Route names (``"csvm"``, ``"csvm-guarantee"``, ``"np-<learner>"`` for
+        any learner of :data:`csvm_stats.models.learners.LEARNERS`), or
         ``{name: estimator}`` for Neyman-Pearson routes around your own classifiers.
-    alpha : level of every statement; random_state : the seed of the one split
-        (drawn and reported when ``None``); fractions : the CSVM's shares.
-    time_limit : the exact CSVM's time limit (seconds, the default wall clock).
-    csvm_options : further keyword arguments of :class:`~csvm_stats.models.model.CSVM` (kernel, C, bound, ...).
+    alpha : float, default 0.05
+        Level of every statement.
+    random_state : int or None
+        Seed of the one split (drawn and reported when ``None``).
+    fractions : sequence of float, default DEFAULT_FRACTIONS
+        The CSVM's (training, anchor, held-out) shares.
+    time_limit : float, default 60.0
+        The exact CSVM's whole-fit time limit (seconds, the default wall clock).
+    csvm_options : mapping or None
+        Further keyword arguments of :class:`~csvm_stats.models.model.CSVM`
+        (kernel, C, bound, positive, ...).
+
+    Returns
+    -------
+    RouteComparison
+        ``table``, ``statements()``, ``summary()``, ``plot()``, ``results``, ``failures``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from csvm_stats import compare_routes
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> X, labels = load_dataset("wisconsin")
+    >>> data = X.assign(diagnosis=np.where(labels > 0, "benign", "malignant"))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     comparison = compare_routes("diagnosis ~ .", data, {"tpr_min": 0.9}, routes=("csvm-guarantee", "np-logistic"),
+    ...                                 random_state=0, csvm_options={"bound": "binomial", "positive": "malignant"})
+    >>> comparison.table.loc["np-logistic", "TPR stated"]
+    '>= 0.9 (guaranteed)'
     """
     endog, exog, design = build_design(formula, data)
     return compare_route_arrays(endog, exog, requirement, routes, alpha=alpha, random_state=random_state,

@@ -271,6 +271,10 @@ def fit_csvm(
         Time limit, gap, threads, clock.
     warm_start : bool, default True
         Start from the shifted SVM.
+    budget : FitBudget or None
+        The caller's whole-fit budget (:class:`csvm_stats.optimization.budget.FitBudget`)
+        when this solve is one part of a larger fit; ``None`` starts a new one
+        from ``options.time_limit`` and ``options.clock``.
 
     Returns
     -------

@@ -27,7 +27,31 @@ if TYPE_CHECKING:
 
 @dataclass
 class RoutesROCDisplay:
-    """``curves[route] = (fpr, tpr)`` on H, ``points[route] = (fpr, tpr)`` at decision 0, ``targets`` the requirement."""
+    """``curves[route] = (fpr, tpr)`` on H, ``points[route] = (fpr, tpr)`` at decision 0, ``targets`` the requirement.
+
+    Made by :meth:`RouteComparison.plot <csvm_stats.models.routes.RouteComparison.plot>`
+    or :meth:`from_predictions`, in the manner of scikit-learn's displays.
+
+    Parameters
+    ----------
+    curves : dict
+        ``{route: (fpr, tpr)}``, the ROC curve of each route on H.
+    points : dict
+        ``{route: (fpr, tpr)}``, each route's operating point (decision 0).
+    targets : dict
+        ``{"tpr": p0}`` or ``{"tnr": p0}``: the region the requirement allows.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from csvm_stats.reporting.routes_plot import RoutesROCDisplay
+    >>> y = np.array([1, 1, 1, -1, -1, -1])
+    >>> display = RoutesROCDisplay.from_predictions(y, {"a": [2.0, 1.0, -0.5, -1.0, 0.5, -2.0]}, targets={"tpr": 0.6})
+    >>> display.points["a"]
+    (0.3333333333333333, 0.6666666666666666)
+    """
 
     curves: dict[str, tuple[np.ndarray, np.ndarray]]
     points: dict[str, tuple[float, float]]
@@ -37,7 +61,33 @@ class RoutesROCDisplay:
 
     @classmethod
     def from_predictions(cls, y: Any, decisions: Mapping[str, Any], *, targets: Mapping[str, float]) -> RoutesROCDisplay:
-        """From held-out labels (-1/+1) and ``{route: decision values on the same points}``."""
+        """From held-out labels (-1/+1) and ``{route: decision values on the same points}``.
+
+        Parameters
+        ----------
+        y : array-like
+            Held-out labels, -1/+1 (or 0/1).
+        decisions : mapping
+            ``{route: decision values on the same points}``.
+        targets : mapping
+            ``{"tpr": p0}`` and/or ``{"tnr": p0}``.
+
+        Returns
+        -------
+        RoutesROCDisplay
+            The display, not yet drawn (call :meth:`plot`).
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from csvm_stats.reporting.routes_plot import RoutesROCDisplay
+        >>> y = np.array([1, 1, 1, -1, -1, -1])
+        >>> display = RoutesROCDisplay.from_predictions(y, {"a": [2.0, 1.0, -0.5, -1.0, 0.5, -2.0]}, targets={"tpr": 0.6})
+        >>> sorted(display.curves)
+        ['a']
+        """
         y = _pm_labels(y)
         if not ((y > 0).any() and (y < 0).any()):
             raise DataError("the held-out sample needs points of both classes for an ROC curve.")
@@ -50,12 +100,57 @@ class RoutesROCDisplay:
 
     @classmethod
     def from_comparison(cls, comparison: Any) -> RoutesROCDisplay:
-        """From a :class:`~csvm_stats.models.routes.RouteComparison` of two-class routes."""
+        """From a :class:`~csvm_stats.models.routes.RouteComparison` of two-class routes.
+
+        Parameters
+        ----------
+        comparison : RouteComparison
+            Routes on one split (:func:`csvm_stats.compare_routes`).
+
+        Returns
+        -------
+        RoutesROCDisplay
+            The display, not yet drawn.
+
+        Examples
+        --------
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.models.routes import compare_route_arrays
+        >>> from csvm_stats.reporting.routes_plot import RoutesROCDisplay
+        >>> X, labels = load_dataset("wisconsin")
+        >>> comparison = compare_route_arrays((labels < 0).astype(int), X, {"tpr_min": 0.9},
+        ...                                   routes=("np-logistic",), random_state=0)
+        >>> RoutesROCDisplay.from_comparison(comparison).targets
+        {'tpr': 0.9}
+        """
         if comparison.multiclass:
             raise DataError("the ROC plot is for two classes; with several classes read comparison.table.")
         return cls.from_predictions(comparison.heldout_labels, comparison.heldout_decisions(), targets=comparison.targets)
 
     def plot(self, ax: Axes | None = None) -> RoutesROCDisplay:
+        """Draw the curves, the operating points and the requirement's region.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None
+            Where to draw (a new figure when ``None``).
+
+        Returns
+        -------
+        RoutesROCDisplay
+            ``self``, with ``ax_`` and ``figure_`` set.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from csvm_stats.reporting.routes_plot import RoutesROCDisplay
+        >>> y = np.array([1, 1, 1, -1, -1, -1])
+        >>> display = RoutesROCDisplay.from_predictions(y, {"a": [2.0, 1.0, -0.5, -1.0, 0.5, -2.0]}, targets={"tpr": 0.6})
+        >>> display.plot().ax_.get_xlabel()
+        'false positive rate (1 - TNR)'
+        """
         import matplotlib.pyplot as plt
 
         ax = _axes(ax)

@@ -261,6 +261,11 @@ class StabilitySelection:
     (``path.table["n_selected"]`` chose ``C``; ``None`` for the L2 base).
     :meth:`summary` reports them with the error bound and its assumptions;
     :meth:`refit` fits the CSVM on the stable features on the same split.
+    Read-only attributes: ``selected`` (the stable features, most often
+    chosen first; also ``selected_names``), ``n_selected``, ``frequencies``
+    (``table``), ``error_bound`` (Shah and Samworth's bound,
+    :math:`q^2 / ((2\pi - 1) p)`) and ``assumptions`` (what it needs to
+    bound the expected false selections, in words).
 
     Parameters
     ----------
@@ -336,7 +341,27 @@ class StabilitySelection:
     def summary(self, *, top: int = 20) -> Summary:
         """The stable features and frequencies, the settings, and the error bound beside its assumptions.
 
-        ``top``: how many of the other features (the most frequent first) to list.
+        Parameters
+        ----------
+        top : int, default 20
+            How many of the other features (the most frequent first) to list.
+
+        Returns
+        -------
+        Summary
+            Text (``str``), HTML and LaTeX.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.sparse.stability import stability_selection
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+        >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+        >>> stable = stability_selection(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case"), n_pairs=3, random_state=0)
+        >>> "Stability selection" in str(stable.summary(top=5))
+        True
         """
         from csvm_stats.reporting.plain import key_values
 
@@ -379,6 +404,38 @@ class StabilitySelection:
         hold. ``fit_options`` go to ``CSVM.fit``; ``random_state`` defaults to
         the selection's. The refit takes the design columns: predict with
         ``results.predict(model.design_matrix(newdata)[selected])``.
+
+        Parameters
+        ----------
+        penalty : {"l2", "l1"}, default "l2"
+            The CSVM refitted on the stable features.
+        **fit_options
+            Keyword arguments of ``CSVM.fit`` (``solver``, ``time_limit``, ``clock``, ...).
+
+        Returns
+        -------
+        CSVMResults
+            The fit on the stable features, its statements on the held-out
+            sample the selection never saw.
+
+        Raises
+        ------
+        csvm_stats.exceptions.DataError
+            No feature reached the selection threshold.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.sparse.stability import stability_selection
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(160, 12)), columns=[f"g{j}" for j in range(12)])
+        >>> y = np.where(X["g0"] + X["g1"] + 0.3 * rng.normal(size=160) > 0, "case", "control")
+        >>> stable = stability_selection(CSVM(y, X, tpr_min=0.8, bound="binomial", positive="case"), n_pairs=3, random_state=0)
+        >>> stable.selected
+        ['g0']
+        >>> stable.refit().params.index.tolist()
+        ['g0', 'Intercept']
         """
         stable = self.selected
         if not stable:

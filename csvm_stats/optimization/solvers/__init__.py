@@ -36,7 +36,17 @@ _size_limited_licence: list[bool] = []  # set once a licence error has been seen
 
 
 class SolverFallbackWarning(UserWarning):
-    """``solver="auto"`` could not use a backend for this model and used the next one."""
+    """``solver="auto"`` could not use a backend for this model and used the next one.
+
+    The warning names the backend and why (not installed, a size-limited
+    licence, a failure); the solve record's ``choice`` says what was used.
+
+    Examples
+    --------
+    >>> from csvm_stats.optimization.solvers import SolverFallbackWarning
+    >>> issubclass(SolverFallbackWarning, UserWarning)
+    True
+    """
 
 
 _BACKENDS: dict[str, Callable[[], Backend]] = {
