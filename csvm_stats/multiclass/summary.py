@@ -121,8 +121,7 @@ def _probability_line(res: MulticlassSummarySource) -> str:
     """The calibration of predict_proba, or the promise of a cross-fit (computed at the first predict_proba)."""
     calibration = res.ready_calibration
     if calibration is None:
-        return (f"softmax recalibration of the class scores, cross-fitted ({DEFAULT_FOLDS} refits at the first "
-                "predict_proba); one-vs-rest Venn-Abers intervals on the class margins")
+        return f"softmax recalibration, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
     return calibration.describe()
 
 
