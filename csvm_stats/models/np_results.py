@@ -126,7 +126,7 @@ class _NPResults:
         """``"training"`` (the estimator was fitted on the row) or ``"held-out"`` (the threshold was set on it)."""
         roles = np.full(self.model.exog.shape[0], ROLE_TRAINING, dtype=object)
         roles[self.split.holdout] = ROLE_HELDOUT
-        return pd.Series(roles, index=self.model.exog.index, name="role")
+        return pd.Series(roles, index=self.model.exog.index, name="sample", dtype=object)
 
     def _cross_fitted_pairs(self) -> tuple[np.ndarray, np.ndarray, int]:
         """Out-of-fold raw scores on I u J (clones of the estimator) and the held-out scores; labels; folds."""
