@@ -116,3 +116,20 @@ def test_statement_rounds_the_lower_bound_down():
     assert [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
     ]
+
+
+def test_bound_functions_refuse_impossible_inputs():
+    """Review finding: k > n gave NaN, p0 > 1 or alpha > 1 gave a negative sample size."""
+    from csvm_stats.exceptions import DataError
+    from csvm_stats.inference.bounds import (
+        binomial_min_n, clopper_pearson_interval, clopper_pearson_lower, hoeffding_min_n,
+    )
+
+    with pytest.raises(DataError, match="between 0 and the number of trials"):
+        clopper_pearson_lower(5, 3, 0.05)
+    with pytest.raises(DataError, match="between 0 and the number of trials"):
+        clopper_pearson_interval(-1, 3, 0.05)
+    with pytest.raises(DataError, match="p0 must lie strictly between 0 and 1"):
+        binomial_min_n(1.2, 0.05)
+    with pytest.raises(DataError, match="alpha must lie strictly between 0 and 1"):
+        hoeffding_min_n(0.9, 2)

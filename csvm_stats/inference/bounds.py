@@ -66,6 +66,12 @@ def check_probability(value: float, name: str) -> float:
     return v
 
 
+def _check_count(k: int, n: int) -> None:
+    """A count of successes must lie in 0..n (a bound for k > n or k < 0 means nothing)."""
+    if not 0 <= k <= max(n, 0):
+        raise DataError(f"a count of successes must lie between 0 and the number of trials n = {n}, got k = {k}.")
+
+
 def hoeffding_target(p0: float, n: int, alpha: float) -> float:
     """The paper's adjusted target ``p0 + sqrt(log(1/alpha) / (2 n))`` (not capped)."""
     return p0 + math.sqrt(math.log(1.0 / alpha) / (2.0 * n))
@@ -92,6 +98,7 @@ def hoeffding_min_n(p0: float, alpha: float) -> int:
     >>> hoeffding_min_n(0.9, 0.05)
     150
     """
+    p0, alpha = check_probability(p0, "p0"), check_probability(alpha, "alpha")
     return math.ceil(math.log(1.0 / alpha) / (2.0 * (1.0 - p0) ** 2))
 
 
@@ -124,6 +131,7 @@ def binomial_min_n(p0: float, alpha: float) -> int:
     >>> binomial_min_n(0.9, 0.05)
     29
     """
+    p0, alpha = check_probability(p0, "p0"), check_probability(alpha, "alpha")
     return math.ceil(math.log(alpha) / math.log(p0))
 
 
@@ -208,6 +216,7 @@ def clopper_pearson_lower(k: int, n: int, alpha: float) -> float:
     >>> round(clopper_pearson_lower(53, 53, 0.05), 4)
     0.945
     """
+    _check_count(k, n)
     if n <= 0:
         return float("nan")
     if k <= 0:
@@ -238,6 +247,7 @@ def clopper_pearson_interval(k: int, n: int, alpha: float) -> tuple[float, float
     >>> [round(b, 4) for b in clopper_pearson_interval(85, 89, 0.05)]
     [0.8889, 0.9876]
     """
+    _check_count(k, n)
     if n <= 0:
         return float("nan"), float("nan")
     lower = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
