@@ -217,13 +217,15 @@ fig.tight_layout()
 # %% [markdown]
 # ## Probabilities
 #
-# `predict_proba` gives one probability per class, summing to 1: each class's
-# margin f_k(x) - max of the other scores is calibrated by its own
-# Venn-Abers predictor (one-vs-rest), on the held-out sample when it has 50
-# points and 5 of every class (here: several hundred held-out cars), else cross-fitted by
-# refitting the CSVM on folds. `interval=True` adds each class's interval
-# [p0, p1], which contains a calibrated one-vs-rest probability under
-# exchangeability. The rule is still the argmax of the scores, so the class
+# `predict_proba` gives one probability per class, summing to 1: a softmax
+# recalibration of the class scores (multinomial logistic regression on the
+# scores, its penalty chosen by cross-validated log loss), fitted with the
+# held-out sample when it has 50 points and 5 of every class (here: several
+# hundred held-out cars), else cross-fitted by refitting the CSVM on folds.
+# `interval=True` adds each class's one-vs-rest Venn-Abers interval [p0, p1]
+# on its margin f_k(x) - max of the other scores: one of p0, p1 is a
+# calibrated one-vs-rest probability under exchangeability (it is not a
+# confidence interval for the true probability). The rule is still the argmax of the scores, so the class
 # of largest probability need not be the predicted class: the requirement on
 # good and vgood moves the rule towards them, not the probabilities.
 

@@ -240,8 +240,10 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         Examples
         --------
         >>> from csvm_stats import NeymanPearsonClassifier
-        >>> clf = NeymanPearsonClassifier(tpr_min=0.9)
-        >>> callable(clf.summary)
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> clf = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int))
+        >>> "Confidence statements" in clf.summary().as_text()
         True
         """
         check_is_fitted(self)
