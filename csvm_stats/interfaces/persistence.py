@@ -94,7 +94,6 @@ A model fitted with a callable kernel or a formula with Python expressions
 be saved in this format; compute such columns in the data frame before fitting.
 """
 
-
 from __future__ import annotations
 
 import math
