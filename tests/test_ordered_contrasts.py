@@ -79,7 +79,7 @@ def test_fit_predict_and_model_file_keep_the_coding(tmp_path):
 
 
 def test_model_file_refuses_an_unknown_coding(tmp_path):
-    from csvm_stats.interfaces.persistence import _factor
+    from csvm_stats.interfaces.model_checks import _factor
 
     assert _factor({"C": "grade", "contrasts": "poly"}).contrasts == "poly"
     with pytest.raises(ModelFileError, match="contrasts"):

@@ -96,12 +96,10 @@ be saved in this format; compute such columns in the data frame before fitting.
 
 from __future__ import annotations
 
-import io
-import json
-from collections import Counter
 import math
 import re
-import zipfile
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,79 +109,96 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats._version import __version__
+from csvm_stats.exceptions import DataError, InputFileError
+from csvm_stats.interfaces import model_format
+from csvm_stats.interfaces.model_checks import (
+    _calibration,
+    _checked_formula,
+    _kernel,
+    _labels,
+    _probability_model,
+    _report,
+    _scaler,
+)
+from csvm_stats.interfaces.model_format import (
+    ARRAY_PREFIX,
+    CALIBRATION_ARRAYS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    KERNEL_ARRAYS,
+    LINEAR_ARRAYS,
+    MAX_ARRAY_DIMS,
+    MAX_INT_DIGITS,
+    MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_JSON_KEYS,
+    MAX_MEMBER_BYTES,
+    MAX_MEMBERS,
+    MAX_TOTAL_BYTES,
+    ModelFileError,
+    ModelFileLimitError,
+    METADATA_MEMBER,
+    PROBABILITY_ARRAYS,
+    _is_number,
+    _read_archive,
+    _require,
+    write_archive,
+)
+from csvm_stats.interfaces.saved_model import SavedModel
+from csvm_stats.optimization.kernels import FeatureMap
 from csvm_stats.preprocessing.design import LabelCoding, Standardizer
-from csvm_stats.exceptions import DataError, InputFileError, InputLimitError
-from csvm_stats.preprocessing.paths import as_path, check_input_file
-from csvm_stats.optimization.kernels import FeatureMap, Kernel
-from csvm_stats.probability.score_model import ProbabilityModel
-from csvm_stats.probability.venn_abers import VennAbers, merge
-from csvm_stats.preprocessing.validation import check_feature_table, check_unique_columns
+from csvm_stats.preprocessing.paths import as_path
 
 if TYPE_CHECKING:
     from csvm_stats.preprocessing.formula import FormulaDesign
     from csvm_stats.preprocessing.formula_grammar import Factor as GrammarFactor
     from csvm_stats.models.results import CSVMResults
 
-FORMAT_NAME = "csvm-stats-model"
-FORMAT_VERSION = 1
-METADATA_MEMBER = "model.json"
-ARRAY_PREFIX = "arrays/"
-#: Arrays every model has, and those a kernel model adds.
-LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
-KERNEL_ARRAYS = ("reference", "projection")
-CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
-PROBABILITY_ARRAYS = ("prob_coef",)
-#: A multiclass file's per-class calibration arrays (:mod:`csvm_stats.multiclass.persistence`).
-#: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
-#: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).
-MAX_MEMBER_BYTES = 2**30
-MAX_TOTAL_BYTES = 2**31
-MAX_JSON_BYTES = 2**26
-MAX_ARRAY_DIMS = 2
-#: Most ZIP members (a model file has a dozen; a multiclass file a few per class).
-MAX_MEMBERS = 10_000
-#: Deepest JSON nesting and longest JSON integer accepted in ``model.json``.
-MAX_JSON_DEPTH = 32
-MAX_INT_DIGITS = 20
-#: Most object keys in ``model.json`` (all objects together); checked while parsing, in linear time.
-MAX_JSON_KEYS = 100_000
-_LABEL_DTYPES = ("int", "float", "bool", "str", "category")
+__all__ = [
+    "ARRAY_PREFIX",
+    "CALIBRATION_ARRAYS",
+    "KERNEL_ARRAYS",
+    "LINEAR_ARRAYS",
+    "METADATA_MEMBER",
+    "PROBABILITY_ARRAYS",
+    "MAX_ARRAY_DIMS",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_KEYS",
+    "MAX_MEMBERS",
+    "MAX_MEMBER_BYTES",
+    "MAX_TOTAL_BYTES",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "FileForm",
+    "ModelFileError",
+    "ModelFileLimitError",
+    "SavedModel",
+    "kernel_fields",
+    "load_model",
+    "model_arrays",
+    "register_file_form",
+    "report_fields",
+    "results_report",
+    "save_model",
+    "write_archive",
+]
+
+#: The size caps, assigned on this module as documented; the archive reader (:mod:`model_format`) checks them.
+_CAPS = frozenset(name for name in __all__ if name.startswith("MAX_"))
 
 
-class ModelFileError(DataError):
-    """A saved-model file is missing, not in the csvm-stats format, or fails its schema.
+class _CapsForwarding(types.ModuleType):
+    """This module's type: assigning a cap here sets the one :mod:`model_format` checks."""
 
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from csvm_stats.interfaces.persistence import ModelFileError, load_model
-    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-model.csvm")
-    >>> _ = open(path, "w").write("hello")
-    >>> try:
-    ...     load_model(path)
-    ... except ModelFileError:
-    ...     print("refused")
-    refused
-    """
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _CAPS:
+            setattr(model_format, name, value)
+        super().__setattr__(name, value)
 
 
-class ModelFileLimitError(ModelFileError, InputLimitError):
-    """A model file past one of the size caps (:data:`MAX_JSON_KEYS`, :data:`MAX_JSON_DEPTH`, ...).
-
-    The caps are module constants of :mod:`csvm_stats.interfaces.persistence`
-    (``MAX_MEMBERS``, ``MAX_MEMBER_BYTES``, ``MAX_TOTAL_BYTES``,
-    ``MAX_JSON_BYTES``, ``MAX_JSON_DEPTH``, ``MAX_INT_DIGITS``,
-    ``MAX_JSON_KEYS``), checked before the file is decompressed or parsed;
-    the message names the one exceeded. Assign a larger value only to read a
-    file you trust.
-
-    Examples
-    --------
-    >>> from csvm_stats.exceptions import InputLimitError
-    >>> from csvm_stats.interfaces.persistence import ModelFileError, ModelFileLimitError
-    >>> issubclass(ModelFileLimitError, ModelFileError) and issubclass(ModelFileLimitError, InputLimitError)
-    True
-    """
+sys.modules[__name__].__class__ = _CapsForwarding
 
 
 # ---------------------------------------------------------------------- plain values
@@ -208,6 +223,7 @@ def _plain_params(params: pd.Series | pd.DataFrame) -> dict[str, Any]:
     if isinstance(params, pd.DataFrame):
         return {str(c): _plain_params(params[c]) for c in params.columns}
     return {str(k): float(v) for k, v in params.items()}
+
 
 
 @dataclass(frozen=True)
@@ -456,18 +472,6 @@ def model_arrays(coef: np.ndarray, scaler: Standardizer, fmap: FeatureMap) -> di
     return arrays
 
 
-def write_archive(path: str | Path, metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
-    """Write ``model.json`` and the float64 ``.npy`` members; return the path."""
-    path = Path(path)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(METADATA_MEMBER, json.dumps(metadata, indent=1, allow_nan=False))
-        for name, array in arrays.items():
-            buffer = io.BytesIO()
-            np.save(buffer, np.ascontiguousarray(array, dtype=np.float64), allow_pickle=False)
-            archive.writestr(f"{ARRAY_PREFIX}{name}.npy", buffer.getvalue())
-    return path
-
-
 def _saved_calibration(results: CSVMResults):
     """The fit's Venn-Abers calibration (computed now if needed), or None when the data are too few for one."""
     try:
@@ -477,696 +481,6 @@ def _saved_calibration(results: CSVMResults):
 
 
 # ---------------------------------------------------------------------- loading
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ModelFileError(f"not a valid csvm-stats model file: {message}")
-
-
-def _within(condition: bool, message: str, cap: str) -> None:
-    """Like :func:`_require`, for a size cap: a :class:`ModelFileLimitError` naming the cap to raise."""
-    if not condition:
-        raise ModelFileLimitError(
-            f"not a valid csvm-stats model file: {message}; the cap is csvm_stats.interfaces.persistence.{cap}, "
-            "which you may raise (assign it) only to read a file you trust"
-        )
-
-
-def _is_number(value: Any) -> bool:
-    """A finite JSON number; ``True``/``False`` are not numbers here."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _json_int(text: str) -> int:
-    _within(len(text.lstrip("-")) <= MAX_INT_DIGITS, f"{METADATA_MEMBER} has an integer of {len(text)} digits",
-            "MAX_INT_DIGITS")
-    return int(text)
-
-
-def _json_float(text: str) -> float:
-    value = float(text)
-    _require(math.isfinite(value), f"{METADATA_MEMBER} has the non-finite number {text[:30]}")
-    return value
-
-
-def _json_constant(text: str) -> Any:
-    raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} has {text}, which JSON does not allow")
-
-
-class _KeyCounter:
-    """``object_pairs_hook`` for :func:`json.loads`: repeated keys refused, total keys capped, in linear time."""
-
-    def __init__(self) -> None:
-        self.keys = 0
-
-    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        self.keys += len(pairs)
-        _within(self.keys <= MAX_JSON_KEYS, f"{METADATA_MEMBER} has more than {MAX_JSON_KEYS} object keys",
-                "MAX_JSON_KEYS")
-        result = dict(pairs)
-        if len(result) != len(pairs):
-            seen: set[str] = set()
-            repeated = sorted({key for key, _ in pairs if key in seen or seen.add(key)})
-            _require(False, f"{METADATA_MEMBER} repeats the key(s) {repeated[:5]}")
-        return result
-
-
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def _json_depth(structure: str) -> int:
-    """The deepest nesting of arrays and objects in JSON text whose strings were removed."""
-    depth = deepest = 0
-    for match in _JSON_BRACKET.finditer(structure):
-        depth += 1 if match.group() in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
-
-
-def _parse_metadata(raw: bytes) -> dict[str, Any]:
-    text = raw.decode("utf-8")
-    structure = _JSON_STRING.sub("", text)  # every key is followed by a ':' outside strings
-    depth = _json_depth(structure)
-    _within(depth <= MAX_JSON_DEPTH, f"{METADATA_MEMBER} nests {depth} deep (at most {MAX_JSON_DEPTH})", "MAX_JSON_DEPTH")
-    keys = structure.count(":")
-    _within(
-        keys <= MAX_JSON_KEYS,
-        f"{METADATA_MEMBER} has {keys} object keys, more than {MAX_JSON_KEYS} (MAX_JSON_KEYS; a model file needs a few "
-        "hundred plus one per feature)",
-        "MAX_JSON_KEYS",
-    )
-    metadata = json.loads(
-        text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
-        object_pairs_hook=_KeyCounter(),
-    )
-    _require(isinstance(metadata, dict), f"{METADATA_MEMBER} must hold a JSON object")
-    return metadata
-
-
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """The member's bytes, never more than its declared size (a lying header is refused, not followed)."""
-    with archive.open(info) as stream:
-        data = stream.read(info.file_size + 1)
-    _require(len(data) == info.file_size, f"member {info.filename!r} does not have its declared size")
-    return data
-
-
-def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
-    """A float64 ``.npy`` member, its header checked against the member's size before the data are read."""
-    from numpy.lib import format as npy
-
-    name = info.filename
-    with archive.open(info) as stream:
-        version = npy.read_magic(stream)
-        _require(version in ((1, 0), (2, 0)), f"{name} has .npy version {version}")
-        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran, dtype = read_header(stream, max_header_size=10_000)
-        _require(dtype == np.float64, f"{name} must be float64, got {dtype}")
-        _require(len(shape) <= MAX_ARRAY_DIMS, f"{name} has {len(shape)} dimensions")
-        count = math.prod(shape)
-        nbytes = count * dtype.itemsize
-        _within(nbytes <= MAX_MEMBER_BYTES, f"{name} declares shape {shape}, {nbytes} bytes (at most {MAX_MEMBER_BYTES})",
-                "MAX_MEMBER_BYTES")
-        _require(
-            nbytes == info.file_size - stream.tell(),
-            f"{name} declares shape {shape}, which does not match its size of {info.file_size} bytes",
-        )
-        data = stream.read(nbytes + 1)
-    _require(len(data) == nbytes, f"{name} is shorter than its header says")
-    array = np.frombuffer(data, dtype=np.float64, count=count).reshape(shape, order="F" if fortran else "C").copy()
-    _require(bool(np.all(np.isfinite(array))), f"{name} has non-finite values")
-    return array
-
-
-def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    try:
-        path = check_input_file(path, "model file")
-    except InputFileError as error:
-        raise ModelFileError(str(error)) from None
-    if not zipfile.is_zipfile(path):
-        raise ModelFileError(
-            f"{str(path)!r} is not a csvm-stats model file (not a ZIP archive); "
-            "models are written by save_model or `csvm-stats fit --save`."
-        )
-    with zipfile.ZipFile(path) as archive:
-        infos = archive.infolist()
-        names = [info.filename for info in infos]
-        _within(len(names) <= MAX_MEMBERS, f"it has {len(names)} members (at most {MAX_MEMBERS})", "MAX_MEMBERS")
-        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
-        _require(not repeated, f"member(s) {repeated[:5]} appear more than once")
-        members = {info.filename: info for info in infos}
-        _require(METADATA_MEMBER in members, f"it has no {METADATA_MEMBER}")
-        for info in infos:
-            _within(info.file_size <= MAX_MEMBER_BYTES, f"member {info.filename!r} is too large", "MAX_MEMBER_BYTES")
-        total = sum(info.file_size for info in infos)
-        _within(total <= MAX_TOTAL_BYTES, f"its members add up to {total} bytes (at most {MAX_TOTAL_BYTES})",
-                "MAX_TOTAL_BYTES")
-        _within(members[METADATA_MEMBER].file_size <= MAX_JSON_BYTES, f"{METADATA_MEMBER} is too large", "MAX_JSON_BYTES")
-        try:
-            metadata = _parse_metadata(_read_member(archive, members[METADATA_MEMBER]))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelFileError(f"not a valid csvm-stats model file: {METADATA_MEMBER} is not JSON ({error})") from None
-        _require(metadata.get("format") == FORMAT_NAME, f"format is {metadata.get('format')!r}, not {FORMAT_NAME!r}")
-        version = metadata.get("format_version")
-        if not _is_integer(version) or version != FORMAT_VERSION:
-            raise ModelFileError(
-                f"the model file has format version {version!r}; this csvm-stats ({__version__}) reads version "
-                f"{FORMAT_VERSION}. Refit the model or use a matching csvm-stats."
-            )
-        expected = {f"{ARRAY_PREFIX}{n}.npy"
-                    for n in LINEAR_ARRAYS + KERNEL_ARRAYS + CALIBRATION_ARRAYS + PROBABILITY_ARRAYS}
-        expected |= {METADATA_MEMBER}
-        unknown = sorted(set(members) - expected)
-        kind = metadata.get("kind")
-        if kind is not None:
-            _require(isinstance(kind, str) and kind in _FILE_FORMS,
-                     f"kind {kind!r} is not one this csvm-stats reads ({sorted(_FILE_FORMS)})")
-            pattern = _FILE_FORMS[kind].extra_members
-            unknown = [name for name in unknown if pattern is None or not pattern.fullmatch(name)]
-        _require(not unknown, f"unexpected member(s) {unknown}")
-        arrays = {
-            name[len(ARRAY_PREFIX) : -len(".npy")]: _read_array(archive, members[name])
-            for name in sorted(set(members) - {METADATA_MEMBER})
-        }
-    return metadata, arrays
-
-
-_LABEL_CHECKS = {
-    "int": _is_integer,
-    "float": _is_number,
-    "bool": lambda v: isinstance(v, bool),
-    "str": lambda v: isinstance(v, str),
-    "category": lambda v: isinstance(v, str) or isinstance(v, bool) or _is_number(v),
-}
-
-
-def _labels(fields: Any) -> LabelCoding:
-    _require(isinstance(fields, dict), "labels must be an object")
-    levels, positive, kind = fields.get("levels"), fields.get("positive"), fields.get("dtype")
-    _require(kind in _LABEL_DTYPES, f"labels.dtype must be one of {_LABEL_DTYPES}")
-    _require(isinstance(levels, list) and len(levels) == 2, "labels.levels must list two labels")
-    _require(all(_LABEL_CHECKS[kind](v) for v in levels), f"labels.levels must be of labels.dtype {kind!r}")
-    _require(levels[0] != levels[1], "labels.levels must be two different labels")
-    _require(positive in levels, "labels.positive must be one of labels.levels")
-    name = fields.get("name")
-    _require(name is None or isinstance(name, str), "labels.name must be a string or null")
-    dtype: Any = {
-        "int": np.dtype(np.int64),
-        "float": np.dtype(np.float64),
-        "bool": np.dtype(bool),
-        "str": None,
-        "category": pd.CategoricalDtype(levels),
-    }[kind]
-    return LabelCoding((levels[0], levels[1]), positive, name, dtype)
-
-
-def _kernel(fields: Any, arrays: dict[str, np.ndarray], p: int) -> FeatureMap:
-    _require(isinstance(fields, dict), "kernel must be an object")
-    name = fields.get("name")
-    _require(name in ("linear", "rbf", "poly"), "kernel.name must be 'linear', 'rbf' or 'poly'")
-    coef = arrays.get("coef")
-    _require(coef is not None and coef.ndim == 1, "arrays/coef.npy must be a vector")
-    gamma, degree, coef0 = fields.get("gamma"), fields.get("degree"), fields.get("coef0")
-    _require(_is_integer(degree) and 1 <= degree <= 100, "kernel.degree must be a positive integer")
-    _require(_is_number(coef0), "kernel.coef0 must be a number")
-    rank, numerical_rank, exact = fields.get("rank"), fields.get("numerical_rank"), fields.get("exact")
-    _require(_is_integer(rank) and _is_integer(numerical_rank) and isinstance(exact, bool), "kernel rank fields")
-    if name == "linear":
-        _require(gamma is None, "kernel.gamma must be null for a linear model")
-        _require(coef.size == p, f"a linear model needs {p} coefficients, the file has {coef.size}")
-        _require(not set(KERNEL_ARRAYS) & set(arrays), "a linear model has no reference or projection arrays")
-        return FeatureMap(Kernel("linear"), rank=p, numerical_rank=p, exact=True)
-    _require(_is_number(gamma) and gamma > 0, "kernel.gamma must be a positive number")
-    reference, projection = arrays.get("reference"), arrays.get("projection")
-    _require(reference is not None and projection is not None, "a kernel model needs reference and projection arrays")
-    _require(reference.ndim == 2 and reference.shape[1] == p, f"reference must have {p} columns")
-    _require(
-        projection.ndim == 2 and projection.shape == (reference.shape[0], coef.size),
-        "projection must be (reference rows) x (number of coefficients)",
-    )
-    kernel = Kernel(name, gamma=float(gamma), degree=int(degree), coef0=float(coef0))
-    return FeatureMap(kernel, reference, projection, rank=rank, numerical_rank=numerical_rank, exact=exact)
-
-
-_BACKTICK_SAFE = re.compile(r"^[^`\\\n\r]+$")
-
-
-def _factor(entry: Any) -> GrammarFactor:
-    """A saved term entry: a column name, ``{"C": column}`` for ``C(column)``, with ``"contrasts": "poly"``."""
-    from csvm_stats.preprocessing.formula_grammar import CONTRASTS, Factor as GrammarFactor
-
-    categorical = isinstance(entry, dict)
-    contrasts = "treatment"
-    if categorical:
-        _require(list(entry) in (["C"], ["C", "contrasts"]), f"bad formula factor {entry!r} in a term")
-        contrasts = entry.get("contrasts", contrasts)
-        _require(contrasts in CONTRASTS, f"bad contrasts {contrasts!r} in a term")
-        entry = entry["C"]
-    _require(isinstance(entry, str) and bool(_BACKTICK_SAFE.match(entry)), f"bad column name {entry!r} in a term")
-    return GrammarFactor(entry, categorical, contrasts)
-
-
-def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
-    """Rebuild the formula spec from its structure only (column look-ups and our own ``C(column)``).
-
-    The formula text in the file is never parsed or evaluated; the spec is
-    rebuilt by :meth:`~csvm_stats.preprocessing.formula_grammar.ParsedFormula.rhs` from the
-    checked term entries and verified factor by factor.
-    """
-    if fields is None:
-        return None
-    from formulaic import ModelSpec
-    from formulaic.parser.types import Factor
-
-    from csvm_stats.preprocessing.formula import FormulaDesign, check_structure
-    from csvm_stats.preprocessing.formula_grammar import ParsedFormula
-
-    _require(isinstance(fields, dict), "formula must be an object or null")
-    terms, categories = fields.get("terms"), fields.get("categories")
-    formula, response = fields.get("formula"), fields.get("response")
-    intercept = fields.get("intercept", True)  # files written before the field kept the intercept
-    _require(isinstance(formula, str) and isinstance(response, str), "formula.formula and formula.response must be strings")
-    _require(isinstance(terms, list) and terms, "formula.terms must be a non-empty list")
-    _require(isinstance(categories, dict), "formula.categories must be an object")
-    _require(isinstance(intercept, bool), "formula.intercept must be true or false")
-    for term in terms:
-        _require(isinstance(term, list) and term, "each formula term must be a non-empty list of column names")
-    parsed = ParsedFormula(formula, response, tuple(tuple(_factor(e) for e in term) for term in terms), intercept)
-    exprs = {factor.expr: factor for term in parsed.terms for factor in term}
-    for name, levels in categories.items():
-        _require(name in exprs, f"formula.categories names {name!r}, which no term uses")
-        _require(isinstance(levels, list) and levels, f"formula.categories[{name!r}] must list levels")
-        _require(all(_LABEL_CHECKS["category"](v) for v in levels), f"levels of {name!r}")
-        _require(
-            len({(type(v).__name__, v) for v in levels}) == len(levels),
-            f"formula.categories[{name!r}] repeats a level",
-        )
-    encoder_state = {
-        expr: (Factor.Kind.CATEGORICAL, {"categories": list(categories[expr])})
-        if expr in categories
-        else (Factor.Kind.NUMERICAL, {})
-        for expr in exprs
-    }
-    spec = ModelSpec(formula=parsed.rhs(), materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
-    try:
-        check_structure(spec, parsed)
-    except DataError as error:
-        raise ModelFileError(f"not a valid csvm-stats model file: {error}") from None
-    return FormulaDesign(formula, response, spec, tuple(columns), inputs=parsed.columns, parsed=parsed)
-
-
-def _scaler(arrays: dict[str, np.ndarray], p: int) -> Standardizer:
-    """The stored standardisation: ``p`` finite means and ``p`` positive normal scales with finite inverses."""
-    for name in ("scale_mean", "scale_sd"):
-        _require(name in arrays and arrays[name].shape == (p,), f"{name} must have {p} entries")
-    tiny = np.finfo(np.float64).tiny
-    sd = arrays["scale_sd"]
-    _require(
-        bool(np.all(sd >= tiny)) and bool(np.all(np.isfinite(1.0 / sd))),
-        f"scale_sd must be positive normal numbers (>= {tiny:.3g}); it has {float(sd.min()):.3g}",
-    )
-    return Standardizer(arrays["scale_mean"], sd)
-
-
-def _checked_formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
-    """The stored formula (:func:`_formula`), checked to build exactly the file's design columns."""
-    formula = _formula(fields, columns)
-    if formula is not None:
-        _check_formula_columns(formula, columns)
-    return formula
-
-
-def _check_formula_columns(design: FormulaDesign, columns: list[str]) -> None:
-    """The formula must build exactly the file's design columns (probed on levels and zeros, never on user data)."""
-    from csvm_stats.preprocessing.formula import probe_frame
-
-    try:
-        built = list(map(str, design.transform(probe_frame(design)).columns))
-    except DataError as error:
-        raise ModelFileError(f"not a valid csvm-stats model file: its formula cannot build a design ({error})") from None
-    _require(
-        built == list(columns),
-        f"its formula builds the design columns {built[:8]}, but the file lists {list(columns)[:8]}",
-    )
-
-
-def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers | None, str | None]:
-    """The stored Venn-Abers predictor and its method, or (None, None) for a file without one."""
-    present = [n for n in CALIBRATION_ARRAYS if n in arrays]
-    if fields is None:
-        _require(not present, "calibration arrays without calibration metadata")
-        return None, None
-    _require(isinstance(fields, dict), "calibration must be an object or null")
-    _require(len(present) == len(CALIBRATION_ARRAYS), f"a calibration needs the arrays {list(CALIBRATION_ARRAYS)}")
-    method, n, n_pos, folds = (fields.get(k) for k in ("method", "n", "n_positive", "folds"))
-    _require(method in ("held-out", "cross-fitted"), "calibration.method must be 'held-out' or 'cross-fitted'")
-    counts = (n, n_pos, folds)
-    _require(all(isinstance(v, int) and not isinstance(v, bool) for v in counts), "calibration counts must be integers")
-    _require(0 <= n_pos <= n and n >= 1 and folds >= 0, "calibration counts are inconsistent")
-    scores, p0, p1 = (arrays[k] for k in CALIBRATION_ARRAYS)
-    k = scores.size
-    _require(scores.ndim == 1 and k >= 1 and bool(np.all(np.diff(scores) > 0)), "va_scores must increase strictly")
-    _require(p0.shape == (2 * k + 1,) and p1.shape == (2 * k + 1,), f"va_p0 and va_p1 must have {2 * k + 1} entries")
-    _require(bool(np.all((0 <= p0) & (p0 <= p1) & (p1 <= 1))), "va_p0 <= va_p1 must lie in [0, 1]")
-    return VennAbers(scores, p0, p1, n, n_pos), method
-
-
-def _probability_model(fields: Any, arrays: dict[str, np.ndarray], r: int) -> ProbabilityModel | None:
-    """The stored probability model of a held-out calibration, or None (cross-fitted, or an older file)."""
-    model = fields.get("model") if isinstance(fields, dict) else None
-    if model is None:
-        _require("prob_coef" not in arrays, "prob_coef without calibration.model")
-        return None
-    _require(isinstance(model, dict) and fields.get("method") == "held-out",
-             "calibration.model must be an object, on the held-out route")
-    numbers = [model.get(k) for k in ("intercept", "slope", "offset", "penalty")]
-    _require(all(_is_number(v) for v in numbers), "calibration.model needs numbers intercept, slope, offset, penalty")
-    _require(_is_integer(model.get("n")) and model["n"] >= 1, "calibration.model.n must be a positive integer")
-    _require("prob_coef" in arrays and arrays["prob_coef"].shape == (r,), f"prob_coef must have {r} entries")
-    _require(bool(np.all(np.isfinite(arrays["prob_coef"]))), "prob_coef must be finite")
-    return ProbabilityModel(arrays["prob_coef"], *(float(v) for v in numbers), n=int(model["n"]))
-
-
-@dataclass(frozen=True)
-class SavedModel:
-    """A CSVM loaded from a model file: it predicts, and it carries the fit's report.
-
-    ``decision_function`` and ``predict`` take a DataFrame (through the
-    formula when the model had one; else by the design column names) or, for
-    a model fitted on arrays, an (n, p) array.
-
-    Parameters
-    ----------
-    columns : tuple of str
-        The design column names.
-    coding : LabelCoding
-        The labels and the positive class.
-    scaler : Standardizer
-        The column centring and scaling of the fit.
-    feature_map : FeatureMap
-        The kernel's feature map (identity for the linear kernel).
-    coef : numpy.ndarray
-        Coefficients on the feature map.
-    intercept : float
-        The intercept (after guarantee mode if that was used).
-    formula : FormulaDesign or None
-        The checked formula, rebuilt from column look-ups.
-    report : dict
-        The fit's report (summary text, rates, statements, seed, ...).
-    library_version : str
-        The csvm-stats that wrote the file.
-    calibration : VennAbers or None
-        The Venn-Abers predictor of the fit.
-    calibration_method : str or None
-        ``"held-out"`` or ``"cross-fitted"``.
-    probability_model : ProbabilityModel or None
-        The held-out route's logistic score and sigmoid
-        (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
-        the point probabilities; ``None`` in files written before it existed and
-        on the cross-fitted route (the Venn-Abers merge is used then).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from csvm_stats import CSVM
-    >>> from csvm_stats.data.datasets import load_dataset
-    >>> from csvm_stats.interfaces.persistence import load_model, save_model
-    >>> X, y = load_dataset("wisconsin")
-    >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
-    >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
-    >>> saved = load_model(path)
-    >>> saved.random_state
-    0
-    """
-
-    columns: tuple[str, ...]
-    coding: LabelCoding
-    scaler: Standardizer
-    feature_map: FeatureMap
-    coef: np.ndarray
-    intercept: float
-    formula: FormulaDesign | None
-    report: dict[str, Any]
-    library_version: str
-    calibration: VennAbers | None = None
-    calibration_method: str | None = None
-    probability_model: ProbabilityModel | None = None
-
-    def design_matrix(self, newdata: Any) -> pd.DataFrame:
-        """New data as the model's design columns, index kept; missing columns are an error.
-
-        Parameters
-        ----------
-        newdata : DataFrame or array-like
-            Rows with the model's predictor columns (through the formula when the
-            model had one); an (n, p) array for a model fitted on arrays.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The design columns, index kept.
-
-        Raises
-        ------
-        csvm_stats.exceptions.DataError
-            ``newdata`` lacks a column or has text in a numeric one.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from csvm_stats import CSVM
-        >>> from csvm_stats.data.datasets import load_dataset
-        >>> from csvm_stats.interfaces.persistence import load_model, save_model
-        >>> X, y = load_dataset("wisconsin")
-        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
-        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
-        >>> saved = load_model(path)
-        >>> saved.design_matrix(X.head(2)).shape
-        (2, 30)
-        """
-        if self.formula is not None:
-            design = self.formula.transform(newdata)
-            if tuple(map(str, design.columns)) != self.columns:
-                raise DataError(
-                    f"the new data give design columns {list(map(str, design.columns))}, but the model was fitted "
-                    f"on {list(self.columns)}; check the factor columns' levels."
-                )
-            return design
-        if isinstance(newdata, pd.DataFrame):
-            check_unique_columns(newdata, "the new data")
-            missing = [c for c in self.columns if c not in newdata.columns]
-            if missing:
-                raise DataError(f"the new data lack the column(s) {missing} the model was fitted on.")
-            frame = newdata[list(self.columns)]
-        else:
-            check_feature_table(newdata, "the new data")
-            values = np.asarray(newdata, dtype=float)
-            if values.ndim != 2 or values.shape[1] != len(self.columns):
-                raise DataError(f"the new data must have {len(self.columns)} columns, got shape {values.shape}.")
-            frame = pd.DataFrame(values, columns=list(self.columns))
-        non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-        if non_numeric:
-            raise DataError(f"the column(s) {non_numeric} must be numeric.")
-        frame = frame.astype(float)
-        if not np.isfinite(frame.to_numpy()).all():
-            raise DataError("the new data have missing or infinite values; remove or impute them first.")
-        return frame
-
-    def decision_function(self, newdata: Any) -> pd.Series:
-        """f(x) (positive class when >= 0), indexed like the data.
-
-        Parameters
-        ----------
-        newdata : DataFrame or array-like
-            Rows with the model's predictor columns (through the formula when the
-            model had one); an (n, p) array for a model fitted on arrays.
-
-        Returns
-        -------
-        pandas.Series
-            f(x) per row.
-
-        Raises
-        ------
-        csvm_stats.exceptions.DataError
-            ``newdata`` lacks a column or has text in a numeric one.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from csvm_stats import CSVM
-        >>> from csvm_stats.data.datasets import load_dataset
-        >>> from csvm_stats.interfaces.persistence import load_model, save_model
-        >>> X, y = load_dataset("wisconsin")
-        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
-        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
-        >>> saved = load_model(path)
-        >>> bool((saved.decision_function(X) == res.decision_function(X)).all())
-        True
-        """
-        design = self.design_matrix(newdata)
-        phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
-        return pd.Series(phi @ self.coef + self.intercept, index=design.index, name="decision")
-
-    def predict(self, newdata: Any) -> pd.Series:
-        """Predicted labels in the original coding, indexed like the data.
-
-        Parameters
-        ----------
-        newdata : DataFrame or array-like
-            Rows with the model's predictor columns (through the formula when the
-            model had one); an (n, p) array for a model fitted on arrays.
-
-        Returns
-        -------
-        pandas.Series
-            Predicted labels, indexed like the data.
-
-        Raises
-        ------
-        csvm_stats.exceptions.DataError
-            ``newdata`` lacks a column or has text in a numeric one.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from csvm_stats import CSVM
-        >>> from csvm_stats.data.datasets import load_dataset
-        >>> from csvm_stats.interfaces.persistence import load_model, save_model
-        >>> X, y = load_dataset("wisconsin")
-        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
-        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
-        >>> saved = load_model(path)
-        >>> saved.predict(X.head(2)).shape
-        (2,)
-        """
-        decision = self.decision_function(newdata)
-        return self.coding.decode(decision.to_numpy(), index=decision.index)
-
-    def predict_proba(self, newdata: Any, *, interval: bool = False) -> pd.Series | pd.DataFrame:
-        """Venn-Abers P(positive | x) as the fit gave it (``interval=True``: columns p0, p1, p).
-
-        Parameters
-        ----------
-        newdata : DataFrame or array-like
-            Rows with the model's predictor columns (through the formula when the
-            model had one); an (n, p) array for a model fitted on arrays.
-        interval : bool, default False
-            Return the columns ``p0``, ``p1`` and ``p``.
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame
-            P(positive | x) per row, or the interval and merged probability.
-
-        Raises
-        ------
-        csvm_stats.exceptions.DataError
-            Bad ``newdata``, or a file saved without a calibration.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from csvm_stats import CSVM
-        >>> from csvm_stats.data.datasets import load_dataset
-        >>> from csvm_stats.interfaces.persistence import load_model, save_model
-        >>> X, y = load_dataset("wisconsin")
-        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
-        >>> path = save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm"))
-        >>> saved = load_model(path)
-        >>> list(saved.predict_proba(X.head(2), interval=True).columns)
-        ['p0', 'p1', 'p']
-        """
-        if self.calibration is None:
-            raise DataError(
-                "this model file holds no probability calibration (written before calibrations were saved, or "
-                "fitted on too few points for one); refit and save the model again to get probabilities."
-            )
-        design = self.design_matrix(newdata)
-        phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
-        if self.probability_model is None:  # cross-fitted, or a file from before the probability model
-            p0, p1 = self.calibration.interval(phi @ self.coef + self.intercept)
-            p = merge(p0, p1)
-        else:
-            score = self.probability_model.score(phi)
-            p0, p1 = self.calibration.interval(score)
-            p = self.probability_model.probability(score)
-        if interval:
-            return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
-        return pd.Series(p, index=design.index, name=f"P({self.coding.positive!r})")
-
-    @property
-    def summary_text(self) -> str:
-        """The summary of the fit, as printed when it was saved."""
-        return self.report["summary_text"]
-
-    @property
-    def rates(self) -> pd.DataFrame:
-        """The rate table of the fit (as ``CSVMResults.rates``)."""
-        return pd.DataFrame.from_dict(self.report["rates"], orient="index")
-
-    @property
-    def statements(self) -> pd.Series:
-        """The confidence statements of the fit."""
-        return pd.Series(self.report["statements"], name="statement")
-
-    @property
-    def selected_features(self) -> pd.Series | None:
-        """A sparse CSVM's selected features and coefficients (original units); ``None`` otherwise."""
-        selection = self.report.get("selection")
-        if selection is None:
-            return None
-        return pd.Series(selection["features"], name="coef", dtype=float)
-
-    @property
-    def random_state(self) -> int | None:
-        """The seed of the fit (pass it to ``fit`` to repeat it); ``None`` for files written before it was kept."""
-        return self.report.get("random_state")
-
-    @property
-    def sample_roles(self) -> pd.Series | None:
-        """Each fitted row's role (``CSVMResults.sample_roles``, row labels as text); ``None`` in older files."""
-        roles = self.report.get("sample_roles")
-        return None if roles is None else pd.Series(roles["roles"], index=roles["rows"], name="sample", dtype=object)
-
-
-def _check_selection(selection: Any, columns: list[str]) -> None:
-    if selection is None:
-        return
-    _require(isinstance(selection, dict), "report.selection must be an object")
-    _require(selection.get("route") in ("l1", "cardinality"), "report.selection.route must be 'l1' or 'cardinality'")
-    s = selection.get("max_features")
-    _require(s is None or (_is_integer(s) and s >= 1), "report.selection.max_features must be a positive integer")
-    _require(isinstance(selection.get("exact"), bool), "report.selection.exact must be a boolean")
-    features = selection.get("features")
-    _require(isinstance(features, dict) and set(features) <= set(columns), "report.selection.features must name columns")
-    _require(all(_is_number(v) for v in features.values()), "report.selection.features must map columns to numbers")
-
-
-def _report(report: Any, columns: list[str]) -> dict[str, Any]:
-    _require(isinstance(report, dict) and isinstance(report.get("summary_text"), str), "report.summary_text")
-    statements, rates = report.get("statements", {}), report.get("rates", {})
-    _require(
-        isinstance(statements, dict) and all(isinstance(v, str) for v in statements.values()),
-        "report.statements must map rates to text",
-    )
-    _require(isinstance(rates, dict) and all(isinstance(v, dict) for v in rates.values()), "report.rates")
-    seed = report.get("random_state")
-    _require(seed is None or _is_integer(seed), "report.random_state must be an integer")
-    _check_selection(report.get("selection"), columns)
-    roles = report.get("sample_roles")
-    _require(roles is None or (isinstance(roles, dict) and isinstance(roles.get("rows"), list)
-                               and isinstance(roles.get("roles"), list) and len(roles["rows"]) == len(roles["roles"])
-                               and all(isinstance(v, str) for v in roles["rows"])
-                               and set(roles["roles"]) <= {"training", "anchor", "held-out", "unused"}),
-             "report.sample_roles must list the rows and their roles")
-    return report
-
-
 def load_model(path: str | Path) -> SavedModel:
     """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one.
 
@@ -1219,7 +533,7 @@ def load_model(path: str | Path) -> SavedModel:
 
 
 def _load(path: Path) -> SavedModel:
-    metadata, arrays = _read_archive(path)
+    metadata, arrays = _read_archive(path, _FILE_FORMS)
     if metadata.get("kind") is not None:  # _read_archive checked that it is registered
         return _FILE_FORMS[metadata["kind"]].from_archive(metadata, arrays)
     columns = metadata.get("columns")
@@ -1247,3 +561,4 @@ def _load(path: Path) -> SavedModel:
         calibration_method=method,
         probability_model=_probability_model(metadata.get("calibration"), arrays, arrays["coef"].size),
     )
+

@@ -33,30 +33,27 @@ from csvm_stats.multiclass.certification import argmax_rule
 from csvm_stats.multiclass.design import ClassCoding
 from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.multiclass.probability import MulticlassCalibration, SoftmaxRecalibration, probability_frame
-from csvm_stats.interfaces.persistence import (
+from csvm_stats.interfaces.model_checks import _LABEL_CHECKS, _calibration, _checked_formula, _kernel, _report, _scaler
+from csvm_stats.interfaces.model_format import (
     CALIBRATION_ARRAYS,
-    FileForm,
-    _LABEL_CHECKS,
     _LABEL_DTYPES,
     FORMAT_NAME,
     FORMAT_VERSION,
-    SavedModel,
-    _checked_formula,
-    _formula_fields,
-    _scaler,
     _is_number,
-    _kernel,
+    _require,
+    write_archive,
+)
+from csvm_stats.interfaces.persistence import (
+    FileForm,
+    SavedModel,
+    _formula_fields,
     _label_kind,
     _plain,
-    _report,
-    _calibration,
-    _require,
     _saved_calibration,
     kernel_fields,
     model_arrays,
     register_file_form,
     report_fields,
-    write_archive,
 )
 
 
