@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from csvm_stats.interfaces.cli import EXIT_FILE, main
-from csvm_stats.interfaces.persistence import MAX_JSON_DEPTH, ModelFileError, load_model
+from csvm_stats.interfaces.model_format import MAX_JSON_DEPTH
+from csvm_stats.interfaces.persistence import ModelFileError, load_model
 
 _SPEC = importlib.util.spec_from_file_location(
     "model_file_fuzz", Path(__file__).resolve().parents[1] / "benchmarks" / "model_file_fuzz.py"
@@ -116,9 +117,9 @@ def test_an_npy_shape_that_disagrees_with_the_member_size_is_refused(saved, tmp_
 
 
 def test_a_zip_bomb_is_refused_from_its_directory_quickly(saved, tmp_path, monkeypatch):
-    import csvm_stats.interfaces.persistence as persistence
+    import csvm_stats.interfaces.model_format as model_format
 
-    monkeypatch.setattr(persistence, "MAX_TOTAL_BYTES", 2**24)  # a 16 MiB cap keeps the test small
+    monkeypatch.setattr(model_format, "MAX_TOTAL_BYTES", 2**24)  # a 16 MiB cap keeps the test small
     members = _members(saved)
     path = _write(tmp_path / "bomb.csvm", [*members.items()])
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -108,7 +108,7 @@ def _within(condition: bool, message: str, cap: str) -> None:
     """Like :func:`_require`, for a size cap: a :class:`ModelFileLimitError` naming the cap to raise."""
     if not condition:
         raise ModelFileLimitError(
-            f"not a valid csvm-stats model file: {message}; the cap is csvm_stats.interfaces.persistence.{cap}, "
+            f"not a valid csvm-stats model file: {message}; the cap is csvm_stats.interfaces.model_format.{cap}, "
             "which you may raise (assign it) only to read a file you trust"
         )
 

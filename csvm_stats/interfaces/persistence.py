@@ -74,13 +74,13 @@ the linear kernel); the positive class is predicted where :math:`f(x) \ge 0`.
 Reading is defensive: any failure while reading (a damaged archive, bad
 compressed data, a wrong CRC, a truncated file) is a :class:`ModelFileError`;
 duplicate member names, a total uncompressed size above
-:data:`MAX_TOTAL_BYTES`, a member above :data:`MAX_MEMBER_BYTES` and an
+:data:`~csvm_stats.interfaces.model_format.MAX_TOTAL_BYTES`, a member above :data:`~csvm_stats.interfaces.model_format.MAX_MEMBER_BYTES` and an
 ``.npy`` header whose shape x itemsize disagrees with the member's size or
 exceeds the cap are refused before any data are read; ``model.json`` may nest
-at most :data:`MAX_JSON_DEPTH` deep, its integers have at most
-:data:`MAX_INT_DIGITS` digits, its object keys must be unique and at most
-:data:`MAX_JSON_KEYS` in all (checked while parsing, in linear time), an
-archive has at most :data:`MAX_MEMBERS` members, NaN and infinities are
+at most :data:`~csvm_stats.interfaces.model_format.MAX_JSON_DEPTH` deep, its integers have at most
+:data:`~csvm_stats.interfaces.model_format.MAX_INT_DIGITS` digits, its object keys must be unique and at most
+:data:`~csvm_stats.interfaces.model_format.MAX_JSON_KEYS` in all (checked while parsing, in linear time), an
+archive has at most :data:`~csvm_stats.interfaces.model_format.MAX_MEMBERS` members, NaN and infinities are
 refused, and a boolean is never accepted where a number is. The caps are
 module constants; raise one (assign it) only to read a file you trust.
 The model is then checked as a whole at load, so that a damaged file is a
@@ -98,8 +98,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +108,6 @@ import pandas as pd
 
 from csvm_stats._version import __version__
 from csvm_stats.exceptions import DataError, InputFileError
-from csvm_stats.interfaces import model_format
 from csvm_stats.interfaces.model_checks import (
     _calibration,
     _checked_formula,
@@ -127,14 +124,6 @@ from csvm_stats.interfaces.model_format import (
     FORMAT_VERSION,
     KERNEL_ARRAYS,
     LINEAR_ARRAYS,
-    MAX_ARRAY_DIMS,
-    MAX_INT_DIGITS,
-    MAX_JSON_BYTES,
-    MAX_JSON_DEPTH,
-    MAX_JSON_KEYS,
-    MAX_MEMBER_BYTES,
-    MAX_MEMBERS,
-    MAX_TOTAL_BYTES,
     ModelFileError,
     ModelFileLimitError,
     METADATA_MEMBER,
@@ -161,14 +150,6 @@ __all__ = [
     "LINEAR_ARRAYS",
     "METADATA_MEMBER",
     "PROBABILITY_ARRAYS",
-    "MAX_ARRAY_DIMS",
-    "MAX_INT_DIGITS",
-    "MAX_JSON_BYTES",
-    "MAX_JSON_DEPTH",
-    "MAX_JSON_KEYS",
-    "MAX_MEMBERS",
-    "MAX_MEMBER_BYTES",
-    "MAX_TOTAL_BYTES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "FileForm",
@@ -184,21 +165,6 @@ __all__ = [
     "save_model",
     "write_archive",
 ]
-
-#: The size caps, assigned on this module as documented; the archive reader (:mod:`model_format`) checks them.
-_CAPS = frozenset(name for name in __all__ if name.startswith("MAX_"))
-
-
-class _CapsForwarding(types.ModuleType):
-    """This module's type: assigning a cap here sets the one :mod:`model_format` checks."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _CAPS:
-            setattr(model_format, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _CapsForwarding
 
 
 # ---------------------------------------------------------------------- plain values
