@@ -65,6 +65,7 @@ from csvm_stats.interfaces.r_values import (  # noqa: F401  (API_VERSION and the
 )
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
+from csvm_stats.interfaces.np_r_entry import fit_np, predict_np
 from csvm_stats.multiclass.r_entry import (
     anchor_check_multiclass,
     export_multiclass,
@@ -297,6 +298,8 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
     "predict": predict,
     "fit_multiclass": fit_multiclass,
     "anchor_check_multiclass": anchor_check_multiclass,
+    "fit_np": fit_np,
+    "predict_np": predict_np,
 }
 
 

@@ -47,9 +47,7 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
                   random_state = as.integer(random_state))
   if (!is.null(recall_min)) options$recall_min <- as.list(recall_min)
   options <- options[!vapply(options, is.null, logical(1L))]
-  csvm_api()
-  entry <- reticulate::import("csvm_stats.interfaces.np_r_entry")
-  fitted <- py_call(entry$fit_np, x, colnames(x), as.character(response), learner, positive, options,
+  fitted <- py_call("fit_np", x, colnames(x), as.character(response), learner, positive, options,
                     response_name)
   for (message in as.character(fitted$warnings)) warning("np_classifier: ", message, call. = FALSE)
   ex <- fitted$export
@@ -118,8 +116,7 @@ predict.np_classifier <- function(object, newdata, type = c("class", "prob", "de
   check_no_missing(mf)
   x <- model.matrix(mt, mf, contrasts.arg = object$contrasts)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  entry <- reticulate::import("csvm_stats.interfaces.np_r_entry")
-  out <- py_call(entry$predict_np, object$python, x, colnames(x), type)
+  out <- py_call("predict_np", object$python, x, colnames(x), type)
   if (type == "class") {
     return(stats::setNames(factor(as.character(out$class), levels = object$response_levels), rownames(mf)))
   }

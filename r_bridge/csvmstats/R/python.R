@@ -91,7 +91,7 @@ csvm_api <- function() {
 }
 
 # Call the entry point `entry` of r_api (csvm_stats.interfaces.r_api.call: fit, anchor_check, export,
-# load, predict, fit_multiclass, anchor_check_multiclass) and return its value. Every Python warning
+# load, predict, fit_multiclass, anchor_check_multiclass, fit_np, predict_np) and return its value. Every Python warning
 # raised during the call comes back as a string and is re-issued here as an R warning in R's wording
 # (issue_python_warnings), except the kinds in `reported` (said already in R's words), so that nothing
 # reaches the console from Python and suppressWarnings() silences them all. `context` starts each
