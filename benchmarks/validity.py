@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -360,7 +362,8 @@ def write(table: pd.DataFrame, out: Path) -> None:
         "# Validity of the confidence statements (benchmarks/validity.py)\n\n"
         "A statement fails when the true TPR (closed form) is below the claimed value. "
         "Valid statements fail in at most a share alpha of the repetitions (99% binomial limit shown).\n\n"
-        "## Gaussian classes (continuous scores)\n\n" + to_markdown(table)
+        + _runs_section(out)
+        + "## Gaussian classes (continuous scores)\n\n" + to_markdown(table)
     )
     binary = out / "validity_binary.csv"
     if binary.is_file():
@@ -384,6 +387,27 @@ def write(table: pd.DataFrame, out: Path) -> None:
     (out / "validity.md").write_text(text)
 
 
+RUNS_FILE = "validity_runs.md"
+
+
+def _runs_section(out: Path) -> str:
+    """The provenance lines of the runs behind the tables (``validity_runs.md``), as a section."""
+    runs = out / RUNS_FILE
+    return "## Runs\n\n" + runs.read_text() + "\n" if runs.is_file() else ""
+
+
+def _record_run(out: Path, part: str, reps: int, seed0: int, cpu: float, wall: float, load: float) -> None:
+    """Append one provenance line (commit, repetitions, seeds, CPU and wall seconds, load) to ``validity_runs.md``."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent, check=False).stdout.strip() or "unknown"
+    line = (f"- {part}: commit {commit}, {reps} repetitions per setting (seeds {seed0}..{seed0 + reps - 1}), "
+            f"{cpu:.0f} CPU-s of this process ({wall:.0f} s wall), load average {load:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+    out.mkdir(exist_ok=True)
+    with open(out / RUNS_FILE, "a") as handle:
+        handle.write(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
@@ -395,14 +419,19 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=math.inf, help="wall seconds for the binary run")
     args = parser.parse_args()
     out = Path(__file__).resolve().parent / "results"
+    load, cpu, wall = os.getloadavg()[0], time.process_time(), time.perf_counter()
     if args.neyman_pearson:
-        print(np_markdown(run_np(args.reps, args.jobs, out)))
-        return
-    if args.binary:
+        text, part, seed0 = np_markdown(run_np(args.reps, args.jobs, out)), "Neyman-Pearson (validity_np.csv)", 20261202
+    elif args.binary:
         table = run_binary(args.reps, args.jobs, out, time_limit=args.time_limit, budget=args.budget)
+        text, part, seed0 = to_markdown(table), "binary predictors (validity_binary.csv)", 20261201
     else:
         table = run(args.reps, args.jobs, out, resume=args.resume)
-    print(to_markdown(table))
+        text, part, seed0 = to_markdown(table), "Gaussian classes (validity.csv)", 20261130
+    cpu_note = time.process_time() - cpu if args.jobs == 1 else float("nan")  # workers' CPU is not ours
+    _record_run(out, part, args.reps, seed0, cpu_note, time.perf_counter() - wall, load)
+    write(pd.read_csv(out / "validity.csv"), out)
+    print(text)
 
 
 if __name__ == "__main__":
