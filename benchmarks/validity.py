@@ -396,10 +396,15 @@ def _runs_section(out: Path) -> str:
     return "## Runs\n\n" + runs.read_text() + "\n" if runs.is_file() else ""
 
 
-def _record_run(out: Path, part: str, reps: int, seed0: int, cpu: float, wall: float, load: float) -> None:
+def _commit() -> str:
+    """The checked-out commit (read when the run starts: the code it imported)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent, check=False).stdout.strip() or "unknown"
+
+
+def _record_run(out: Path, part: str, commit: str, reps: int, seed0: int, cpu: float, wall: float, load: float
+                ) -> None:
     """Append one provenance line (commit, repetitions, seeds, CPU and wall seconds, load) to ``validity_runs.md``."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parent, check=False).stdout.strip() or "unknown"
     line = (f"- {part}: commit {commit}, {reps} repetitions per setting (seeds {seed0}..{seed0 + reps - 1}), "
             f"{cpu:.0f} CPU-s of this process ({wall:.0f} s wall), load average {load:.1f} at the start, "
             f"{os.getloadavg()[0]:.1f} at the end, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
@@ -419,7 +424,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=math.inf, help="wall seconds for the binary run")
     args = parser.parse_args()
     out = Path(__file__).resolve().parent / "results"
-    load, cpu, wall = os.getloadavg()[0], time.process_time(), time.perf_counter()
+    load, cpu, wall, commit = os.getloadavg()[0], time.process_time(), time.perf_counter(), _commit()
     if args.neyman_pearson:
         text, part, seed0 = np_markdown(run_np(args.reps, args.jobs, out)), "Neyman-Pearson (validity_np.csv)", 20261202
     elif args.binary:
@@ -429,7 +434,7 @@ def main() -> None:
         table = run(args.reps, args.jobs, out, resume=args.resume)
         text, part, seed0 = to_markdown(table), "Gaussian classes (validity.csv)", 20261130
     cpu_note = time.process_time() - cpu if args.jobs == 1 else float("nan")  # workers' CPU is not ours
-    _record_run(out, part, args.reps, seed0, cpu_note, time.perf_counter() - wall, load)
+    _record_run(out, part, commit, args.reps, seed0, cpu_note, time.perf_counter() - wall, load)
     write(pd.read_csv(out / "validity.csv"), out)
     print(text)
 
