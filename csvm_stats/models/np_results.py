@@ -66,12 +66,12 @@ from csvm_stats.multiclass.probability import MulticlassCalibration, calibration
 from csvm_stats.multiclass.probability import holdout_is_enough as multiclass_holdout_is_enough
 from csvm_stats.preprocessing.design import SampleSplit
 from csvm_stats.probability.fit_calibration import (
-    DEFAULT_FOLDS,
     Calibration,
     RuleCheck,
     check_calibration_sample,
     holdout_is_enough,
 )
+from csvm_stats.probability.refits import DEFAULT_FOLDS
 from csvm_stats.probability.venn_abers import VennAbers, bagged, merge
 from csvm_stats.reporting.np_summary import build_np_summary
 from csvm_stats.reporting.summary import Summary

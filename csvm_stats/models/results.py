@@ -20,7 +20,7 @@ What is reported about each rate (see :mod:`csvm_stats.inference.certification`)
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -48,7 +48,7 @@ from csvm_stats.inference.certification import (
 from csvm_stats.inference.bounds import AdjustedTarget
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError
-from csvm_stats.probability.fit_calibration import Calibration, calibrate, planned_route
+from csvm_stats.probability.fit_calibration import Calibration, calibrate
 from csvm_stats.models.fitstate import FittedState
 from csvm_stats.models.results_base import SAMPLES, FitResults, predictive_rows
 from csvm_stats.optimization.kernels import FeatureMap
@@ -256,19 +256,20 @@ class CSVMResults(FitResults):
     def calibration(self) -> Calibration:
         """The calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
 
-        Held-out when H has enough points of both classes: a logistic
-        probability model on I u J, recalibrated, with the Venn-Abers interval
-        of its score on H; else cross-fitted (the CSVM refitted on folds of
-        I u J, Venn-Abers on its decision values).
+        A logistic probability model on I u J, recalibrated: with the
+        Venn-Abers interval of its score on H when H has enough points of both
+        classes, else cross-fitted (sigmoid and interval on its out-of-fold
+        scores; no CSVM refit).
         """
         return calibrate(self)
 
     @property
     def ready_calibration(self) -> Calibration | None:
-        """:attr:`calibration` when it is cheap (held-out) or already computed; None before a cross-fit."""
-        if "calibration" in vars(self) or planned_route(self) == "held-out":
+        """:attr:`calibration`, or None when the data are too few for one (``predict_proba`` then says why)."""
+        try:
             return self.calibration
-        return None
+        except DataError:
+            return None
 
     def probability_ensemble(
         self, *, variant: str | None = None, n_bootstrap: int = 500, random_state: int = 0, n_jobs: int | None = None
@@ -353,8 +354,9 @@ class CSVMResults(FitResults):
         interval is not a confidence interval for the true P(y | x). On the
         held-out route ``p`` comes from the probability model beside the rule
         and need not lie in [p0, p1], nor agree with the rule's class
-        (``calibration.rule``); on the cross-fitted route it is the merge
-        p1 / (1 - p0 + p1), monotone in f(x) (:attr:`probability_threshold`).
+        (``calibration.rule`` counts how often); without a held-out sample
+        (cross-fitted route) the same model's sigmoid and interval are fitted on
+        its out-of-fold scores, and the interval has no finite-sample guarantee.
         ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
         (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
         ``n_jobs`` apply to them only); these have no interval.
@@ -438,9 +440,8 @@ class CSVMResults(FitResults):
         -------
         pandas.DataFrame
             Columns ``p0 <= p1`` and ``p`` (the :meth:`predict_proba` value: the
-            recalibrated logistic score on the held-out route, which may lie outside
-            ``[p0, p1]``; the merge ``p1 / (1 - p0 + p1)`` on the cross-fitted route),
-            one row per row of ``newdata``.
+            recalibrated logistic score, which may lie outside ``[p0, p1]``), one
+            row per row of ``newdata``.
 
         Raises
         ------
@@ -459,21 +460,18 @@ class CSVMResults(FitResults):
         return self.predict_proba(newdata, interval=True)
 
     @property
-    def probability_threshold(self) -> float:
-        """Cross-fitted route: the probability t at f(x) = 0 (P > t: called positive, P < t: negative, P = t: either).
+    def probability_threshold(self) -> NoReturn:
+        """Always a :class:`~csvm_stats.exceptions.DataError` for a CSVM: P is not a function of f(x).
 
-        On the held-out route P is not a function of f(x) and this is a
-        :class:`~csvm_stats.exceptions.DataError`; ``calibration.rule`` says how
-        the rule and P relate there.
+        The probabilities come from a model beside the rule (both routes), so
+        no threshold t on P reproduces the rule; ``calibration.rule`` says how
+        the rule and P relate (how often the rule and P >= 1/2 disagree).
         """
-        calibration = self.calibration
-        if calibration.model is not None:
-            raise DataError(
-                "the held-out probabilities come from a model beside the rule, so the rule is not a threshold on P; "
-                f"see calibration.rule (the rule differs from P >= 1/2 on {calibration.rule.disagree} of "
-                f"{calibration.rule.n} held-out points)."
-            )
-        return calibration.threshold
+        r = self.calibration.rule
+        raise DataError(
+            "the probabilities come from a model beside the rule, so the rule is not a threshold on P; "
+            f"see calibration.rule (the rule differs from P >= 1/2 on {r.disagree} of {r.n} {r.sample} points)."
+        )
 
     # ------------------------------------------------------------------ parameters
     @property

@@ -38,14 +38,16 @@ never does (the whole fit uses I and J only).
 * **Route:** held-out (inductive, the guarantee above) when H has at least
   :data:`~csvm_stats.probability.fit_calibration.MIN_HOLDOUT` points and
   :data:`~csvm_stats.probability.fit_calibration.MIN_PER_CLASS` of every
-  class; else cross-fitted exactly as for two classes: the multiclass CSVM is
-  refitted with the same settings on stratified folds of :math:`I \cup J`, its
-  scores on each left-out fold together with the final fit's scores on H are
-  the calibration pairs, and the final fit's margins are calibrated on them by
-  the average of :data:`~csvm_stats.probability.venn_abers.DEFAULT_BAGS`
-  bootstrap Venn-Abers predictors per class
-  (:func:`~csvm_stats.probability.venn_abers.bagged`, as for two classes; no
-  finite-sample guarantee: the fold models are not the final model).
+  class; else cross-fitted: the multiclass CSVM is refitted with the same
+  settings on stratified folds of :math:`I \cup J`
+  (:mod:`csvm_stats.probability.refits`; the refits share one budget, the
+  fit's ``time_limit``), its scores on each left-out fold together with the
+  final fit's scores on H are the calibration pairs, and the final fit's
+  margins are calibrated on them by the average of
+  :data:`~csvm_stats.probability.venn_abers.DEFAULT_BAGS` bootstrap
+  Venn-Abers predictors per class
+  (:func:`~csvm_stats.probability.venn_abers.bagged`; no finite-sample
+  guarantee: the fold models are not the final model).
 
 **Rule and probabilities.** The prediction is the argmax of the scores (with
 the guarantee shift, if any). Each :math:`p_k` is non-decreasing in
@@ -72,14 +74,8 @@ from sklearn.model_selection import StratifiedKFold
 from csvm_stats.exceptions import DataError
 from csvm_stats.multiclass.certification import rival_margins
 from csvm_stats.inference.bounds import CappedTargetWarning
-from csvm_stats.probability.fit_calibration import (
-    DEFAULT_FOLDS,
-    MIN_CALIBRATION,
-    MIN_HOLDOUT,
-    MIN_PER_CLASS,
-    _folds,
-    _refit_without,
-)
+from csvm_stats.probability.fit_calibration import MIN_CALIBRATION, MIN_HOLDOUT, MIN_PER_CLASS
+from csvm_stats.probability.refits import DEFAULT_FOLDS, refits_without, stratified_folds
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
 from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged, merge
@@ -248,12 +244,12 @@ def calibration_pairs(
             f"(and {MIN_CALIBRATION} points in all); the training and anchor rows have {names}. Use more data."
         )
     scores, labels = [f0[holdout]], [y[holdout]]
-    for fold_rows in _folds(rows, y[rows], n_folds):
-        with warnings.catch_warnings():  # the fit itself already warned about capped targets
-            warnings.simplefilter("ignore", CappedTargetWarning)
-            refit = _refit_without(results, fold_rows, solver)
-        scores.append(refit.csvm_scores()[fold_rows])
-        labels.append(y[fold_rows])
+    folds = stratified_folds(rows, y[rows], n_folds)
+    with warnings.catch_warnings():  # the fit itself already warned about capped targets
+        warnings.simplefilter("ignore", CappedTargetWarning)
+        for fold_rows, refit in zip(folds, refits_without(results, folds, solver)):
+            scores.append(refit.csvm_scores()[fold_rows])
+            labels.append(y[fold_rows])
     return "cross-fitted", np.concatenate(scores), np.concatenate(labels), n_folds
 
 

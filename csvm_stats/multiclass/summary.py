@@ -23,7 +23,7 @@ from csvm_stats.multiclass.certification import GuaranteeShift
 from csvm_stats.multiclass.probability import MulticlassCalibration
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
-from csvm_stats.probability.fit_calibration import DEFAULT_FOLDS
+from csvm_stats.probability.refits import DEFAULT_FOLDS
 from csvm_stats.reporting.plain import (
     capped_text,
     certification_text,

@@ -20,65 +20,73 @@ Two routes, by the size of the held-out sample H:
   P is not a function of the rule's f(x): the rule f(x) >= 0 and the more
   probable class (P >= 1/2) can disagree, and :class:`RuleCheck` counts how
   often on H.
-* **cross-fitted** otherwise (H empty, small or of one class): the training
-  and anchor rows are cut into ``folds`` stratified folds; for each fold the
-  CSVM is refitted with the same settings on the training and anchor rows of
-  the other folds, and its decision values on the fold's rows (shifted by the
-  final fit's guarantee-mode intercept change, if any) become calibration
-  scores, together with the final fit's scores on H. The final classifier's
-  f(x) is then calibrated on them, as scikit-learn's
-  ``CalibratedClassifierCV(ensemble=False)`` does, by the average of the
-  Venn-Abers predictors of :data:`~csvm_stats.probability.venn_abers.DEFAULT_BAGS`
-  bootstrap resamples of these pairs (:func:`~csvm_stats.probability.venn_abers.bagged`),
-  merged as :math:`p_1 / (1 - p_0 + p_1)`. This keeps P a non-decreasing
-  function of the final f(x), so the rule is a threshold t on P (the
-  probability of the step that contains f = 0): points called positive have
-  :math:`P \ge t`, points called negative :math:`P \le t`, and points with P
-  exactly t (the rule's step) are called either way; :class:`RuleCheck`
-  counts them. Like cross-Venn-Abers it has no finite-sample guarantee (the
-  fold models are not the final model).
+* **cross-fitted** otherwise (H empty, small or of one class; e.g.
+  ``CSVMClassifier()`` without a requirement, which puts every row in I): the
+  same probability model, fitted on :math:`I \cup J` without needing H. P is
+  the sigmoid :math:`\sigma(a\,\eta + b)` fitted on the out-of-fold scores
+  :math:`\eta_{-i}` of :math:`I \cup J` (each from the
+  :data:`~csvm_stats.probability.score_model.CV_FOLDS`-fold model that did not
+  see row i) and the scores of the rows of H, if any; its intercept
+  equation makes the mean of P on those pairs the (smoothed) base rate, so
+  there is no base-rate bias. The interval :math:`[p_0, p_1]` is the
+  Venn-Abers predictor of the same pairs (out-of-fold scores, with H's),
+  applied to the score :math:`\eta` of the model fitted on all of
+  :math:`I \cup J`, as scikit-learn's ``CalibratedClassifierCV(ensemble=False)``
+  applies a calibrator. Like cross-Venn-Abers it has **no finite-sample
+  guarantee**: the fold models that scored the calibration pairs are not the
+  model that scores a new point. No CSVM is refitted. As on the held-out
+  route P is not a function of f(x); :class:`RuleCheck` counts, on all the
+  fit's rows, how often the rule and P >= 1/2 disagree.
+  (The route used before, the merge :math:`p_1/(1 - p_0 + p_1)` of bagged
+  Venn-Abers of the CSVM refitted on 5 folds, over-predicted at low
+  prevalence - the merge gives :math:`(k+1)/(m+2)`, not :math:`k/m`, on a
+  block of m points with k positives - and had 1.2x-2.2x the error to the true
+  probability of this route in ``benchmarks/probabilities_crossfit.py``.)
 
 Edges: H of one class or of fewer than :data:`MIN_HOLDOUT` points takes the
 cross-fitted route; fewer than :data:`MIN_CALIBRATION` points, or one class,
-in the whole data is a :class:`~csvm_stats.exceptions.DataError` (never a
-silent 1/2). A constant feature map gives the constant score and the
-interval of the pooled base rate :math:`[k/(m+1), (k+1)/(m+1)]` of the m
-calibration points with k positives. Tied scores are pooled; a new score
-within a relative 1e-9 of a calibration score is tied with it. Missing or
-infinite predictors in new data are a :class:`~csvm_stats.exceptions.DataError`.
+in the whole data, or fewer than :data:`~csvm_stats.probability.score_model.CV_FOLDS`
+points of a class among the training and anchor rows, is a
+:class:`~csvm_stats.exceptions.DataError` (never a silent 1/2). A constant
+feature map gives the constant score (the logit of the base rate): P is the
+smoothed base rate of the calibration pairs and the interval the pooled
+:math:`[k/(m+1), (k+1)/(m+1)]` of the m calibration points with k positives.
+Tied scores are pooled; a new score within a relative 1e-9 of a calibration
+score is tied with it. Missing or infinite predictors in new data are a
+:class:`~csvm_stats.exceptions.DataError`.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
 
-from csvm_stats.preprocessing.design import explicit_split
 from csvm_stats.exceptions import DataError
-from csvm_stats.probability.score_model import ProbabilityModel, fit_probability_model
-from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, bagged, merge
+from csvm_stats.optimization.blas import one_blas_thread
+from csvm_stats.probability.score_model import (
+    CV_FOLDS,
+    ProbabilityModel,
+    fit_probability_model,
+    fit_score,
+    fit_sigmoid,
+)
+from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, merge
 
 
 class CalibratedFit(Protocol):
     """What calibration reads of a two-class fit (:class:`csvm_stats.models.results.CSVMResults`).
 
-    ``model`` has ``y`` (labels coded -1/+1), ``samples`` and ``fit(solver=,
-    **fit_options)``; ``split`` has the row indices ``train``, ``anchor`` and
-    ``holdout``; ``fit_options`` the keyword arguments of the solve (seed,
-    limits, clock), so that every refit repeats the fit on other rows.
+    ``model`` has ``y`` (labels coded -1/+1); ``split`` has the row indices
+    ``train``, ``anchor`` and ``holdout``; ``engine_fit.feature_map`` the
+    fit's feature map (``reference`` set for a factorised kernel map);
+    ``fitted_features`` the feature-map rows of every row of the data.
     """
 
     model: Any
     split: Any
-    intercept: float
     engine_fit: Any
-    solver: Any
-    fit_options: Mapping[str, Any]
 
     def decision_function(self) -> Any: ...
 
@@ -92,10 +100,9 @@ MIN_HOLDOUT = 50
 MIN_PER_CLASS = 5
 #: Fewest calibration points (with both classes) for any route.
 MIN_CALIBRATION = 10
-DEFAULT_FOLDS = 5
 METHODS: tuple[str, ...] = ("held-out", "cross-fitted")
-#: The summary's line for a cross-fitted calibration not computed yet (it refits the CSVM).
-PENDING_DESCRIPTION = f"Venn-Abers, cross-fitted ({DEFAULT_FOLDS} refits at the first predict_proba)"
+#: The summary's line when the data are too few for a calibration (predict_proba then says why).
+NO_CALIBRATION_DESCRIPTION = "none: too few points of a class to calibrate (predict_proba says why)"
 
 
 @dataclass(frozen=True)
@@ -107,8 +114,10 @@ class RuleCheck:
     ``positive_range`` and ``negative_range`` the smallest and largest P of the
     points called positive and negative (NaN when there are none);
     ``threshold`` the probability t of the rule's step and ``ties`` the points
-    with P exactly t (cross-fitted route; NaN and 0 on the held-out route,
-    where P is not a function of f).
+    with P exactly t when P is a monotone function of f (a calibration of the
+    rule's own score, :class:`Calibration` without a model); NaN and 0 when P
+    comes from the probability model (both routes of a CSVM), which is not a
+    function of f.
     """
 
     sample: str
@@ -134,11 +143,12 @@ class RuleCheck:
 class Calibration:
     """How a fit's probabilities were made: the route, the Venn-Abers predictor, the probability model.
 
-    ``predictor`` calibrates the probability model's score (held-out route)
-    or the rule's f(x) (cross-fitted route); ``model`` is the
-    :class:`~csvm_stats.probability.score_model.ProbabilityModel` of the
-    held-out route (None on the cross-fitted one); ``rule`` the
-    :class:`RuleCheck`.
+    ``model`` is the :class:`~csvm_stats.probability.score_model.ProbabilityModel`
+    (a two-class CSVM, both routes) and ``predictor`` calibrates its score;
+    with ``model`` None (the Neyman-Pearson route) ``predictor`` calibrates the
+    rule's own score and P is the merge :math:`p_1/(1 - p_0 + p_1)`, monotone
+    in it. ``folds``: the folds behind the out-of-fold calibration scores
+    (cross-fitted route; 0 on the held-out route); ``rule`` the :class:`RuleCheck`.
     """
 
     method: str
@@ -158,17 +168,26 @@ class Calibration:
 
     @property
     def threshold(self) -> float:
-        """Cross-fitted route: the probability at f(x) = 0 (module docstring); NaN on the held-out route."""
+        """The probability at f(x) = 0 when P is monotone in f (no ``model``); NaN otherwise."""
         if self.model is not None:
             return float("nan")
         return self.predictor.threshold(0.0)
 
+    def _interval_words(self) -> str:
+        if self.method == "held-out":
+            return "on held-out points the fit never saw"
+        return "here of out-of-fold scores, without a finite-sample guarantee"
+
     def describe(self) -> str:
         """One line for the summary: method and number of points."""
         va = self.predictor
-        if self.model is not None:
+        if self.model is not None and self.method == "held-out":
             return (f"logistic model on I u J ({self.model.n} points), Venn-Abers interval on {va.n} held-out points "
                     f"({va.n_positive} positive)")
+        if self.model is not None:
+            return (f"logistic model on I u J ({self.model.n} points), cross-fitted: sigmoid and Venn-Abers interval "
+                    f"on {va.n} out-of-fold scores ({self.folds} folds, {va.n_positive} positive; no finite-sample "
+                    "guarantee)")
         if self.method == "held-out":  # the rule's own score calibrated on H (e.g. the Neyman-Pearson route)
             return f"Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
         return (f"Venn-Abers, cross-fitted ({va.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages, "
@@ -178,7 +197,7 @@ class Calibration:
         """The class rule on the probability scale, in a few words (the summary's table)."""
         r = self.rule
         if self.model is not None:
-            return f"not a threshold on P; differs from P >= 1/2 on {r.disagree} of {r.n} held-out points"
+            return f"not a threshold on P; differs from P >= 1/2 on {r.disagree} of {r.n} {r.sample} points"
         return f"{positive} when P > {r.threshold:.3g}; P = {r.threshold:.3g} ({r.ties} of {r.n} points) either way"
 
     def rule_statement(self, positive: str) -> str:
@@ -187,22 +206,20 @@ class Calibration:
         if self.model is not None:
             return (
                 f"The probabilities come from a logistic model fitted beside the rule, so the rule f(x) >= 0 is not "
-                f"a threshold on P({positive}): on the {r.n} held-out points it called {positive} points with P from "
-                f"{r.positive_range[0]:.3g} to {r.positive_range[1]:.3g} and the other points with P from "
+                f"a threshold on P({positive}): on the {r.n} {r.sample} points it called {positive} points with P "
+                f"from {r.positive_range[0]:.3g} to {r.positive_range[1]:.3g} and the other points with P from "
                 f"{r.negative_range[0]:.3g} to {r.negative_range[1]:.3g}, and it differs from the more probable class "
-                f"(P >= 1/2) on {r.disagree} of them. [p0, p1] is a Venn-Abers interval: one of p0, p1 is a "
-                "calibrated probability (among points given that value the share of positives equals it); it is not "
-                "a confidence interval for the true P(y | x)"
+                f"(P >= 1/2) on {r.disagree} of them. [p0, p1] is a Venn-Abers interval ({self._interval_words()}): "
+                "one of p0, p1 is a calibrated probability (among points given that value the share of positives "
+                "equals it); it is not a confidence interval for the true P(y | x)"
             )
         return (
             f"This classifier's probability is non-decreasing in f(x): every point called {positive} has "
             f"P({positive}) >= {r.threshold:.3g} and every other point P <= {r.threshold:.3g}; the {r.ties} of the "
             f"{r.n} {r.sample} points with P exactly {r.threshold:.3g} (the step containing f(x) = 0) are called either "
             "way. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a rate requirement "
-            "it need not be 1/2. [p0, p1] is a Venn-Abers interval ("
-            + ("on held-out points the fit never saw" if self.method == "held-out"
-               else "here cross-fitted, without a finite-sample guarantee")
-            + "); it is not a confidence interval for the true P(y | x)"
+            f"it need not be 1/2. [p0, p1] is a Venn-Abers interval ({self._interval_words()}); it is not a "
+            "confidence interval for the true P(y | x)"
         )
 
 
@@ -230,57 +247,48 @@ def check_calibration_sample(y: np.ndarray, what: str) -> None:
         )
 
 
-def calibrate(results: CalibratedFit, *, folds: int = DEFAULT_FOLDS, solver: str | None = None) -> Calibration:
+def calibrate(results: CalibratedFit) -> Calibration:
     """The calibration of ``results`` (module docstring): held-out if H allows, else cross-fitted."""
     y, f, split = results.model.y, results.decision_function().to_numpy(), results.split
     holdout = split.holdout
+    rows = np.concatenate([split.train, split.anchor])
+    features = results.fitted_features
+    ordered = results.engine_fit.feature_map.reference is not None  # columns = kernel eigen-directions
+    y_rows, y_holdout = (y[rows] > 0).astype(float), (y[holdout] > 0).astype(float)
     if planned_route(results) == "held-out":
-        rows = np.concatenate([split.train, split.anchor])
-        features = results.fitted_features
-        ordered = results.engine_fit.feature_map.reference is not None  # columns = kernel eigen-directions
-        model, h_scores = fit_probability_model(features[rows], (y[rows] > 0).astype(float), features[holdout],
-                                                (y[holdout] > 0).astype(float), ordered=ordered)
+        model, h_scores = fit_probability_model(features[rows], y_rows, features[holdout], y_holdout, ordered=ordered)
         predictor = VennAbers.fit(h_scores, y[holdout])
         rule = RuleCheck.of("held-out", model.probability(h_scores), f[holdout] >= 0)
         return Calibration("held-out", predictor, model=model, rule=rule)
-    rows = np.concatenate([split.train, split.anchor])
     check_calibration_sample(y, "The data")
-    n_folds = int(min(folds, np.sum(y[rows] > 0), np.sum(y[rows] < 0)))
-    if n_folds < 2:
+    n_pos, n_neg = int(y_rows.sum()), int(y_rows.size - y_rows.sum())
+    if min(n_pos, n_neg) < CV_FOLDS:
         raise DataError(
-            f"the held-out sample is too small for calibration (needs {MIN_HOLDOUT} points, {MIN_PER_CLASS} of "
-            "each class) and the training and anchor rows have fewer than 2 points of a class to cross-fit; "
-            "use more data, or method='ebb'."
+            f"the held-out sample is too small for calibration (needs {MIN_HOLDOUT} points, {MIN_PER_CLASS} of each "
+            f"class) and the training and anchor rows have {n_pos} positive and {n_neg} negative points; "
+            f"cross-fitting needs {CV_FOLDS} of each. Use more data, or method='ebb'."
         )
-    shift = results.intercept - results.engine_fit.intercept
-    scores, labels = [f[holdout]], [y[holdout]]
-    for fold_rows in _folds(rows, y[rows], n_folds):
-        refit = _refit_without(results, fold_rows, solver)
-        scores.append(refit.decision_function().to_numpy()[fold_rows] + shift)
-        labels.append(y[fold_rows])
-    predictor = bagged(np.concatenate(scores), np.concatenate(labels))
-    t = predictor.threshold(0.0)
-    rule = RuleCheck.of("fitted", predictor.predict(f), f >= 0, t)
-    return Calibration("cross-fitted", predictor, n_folds, rule=rule)
+    model, scores = fit_cross_fitted_model(features[rows], y_rows, features[holdout], y_holdout, ordered=ordered)
+    predictor = VennAbers.fit(scores, np.r_[y_rows, y_holdout])
+    rule = RuleCheck.of("fitted", model.predict(features), f >= 0)
+    return Calibration("cross-fitted", predictor, CV_FOLDS, model=model, rule=rule)
 
 
-def _folds(rows: np.ndarray, y: np.ndarray, n_folds: int) -> list[np.ndarray]:
-    cv = StratifiedKFold(n_folds, shuffle=True, random_state=0)
-    return [rows[test] for _, test in cv.split(rows, y)]
+@one_blas_thread
+def fit_cross_fitted_model(
+    features: np.ndarray, y01: np.ndarray, holdout_features: np.ndarray, holdout_y01: np.ndarray,
+    *, ordered: bool = False,
+) -> tuple[ProbabilityModel, np.ndarray]:
+    """The cross-fitted route's model (module docstring) and its calibration scores.
 
-
-def _refit_without(results: CalibratedFit, fold_rows: np.ndarray, solver: str | None) -> CalibratedFit:
-    """The same CSVM fitted on the training and anchor rows outside ``fold_rows`` (the rest held out).
-
-    Same backend, seed, limits and clock as the fit (``results.fit_options``):
-    a degenerate fit can have optima that differ by the solver's tolerance,
-    and a refit with another seed would then give other calibration scores,
-    so other probabilities, for the same call.
+    The score of :func:`~csvm_stats.probability.score_model.fit_score` on the
+    rows of I u J (``features``, 0/1 labels ``y01``); the sigmoid of
+    :func:`~csvm_stats.probability.score_model.fit_sigmoid` on the
+    out-of-fold scores of those rows followed by the scores of the rows of H
+    (``holdout_*``, possibly none). Returns the model and those scores, in
+    that order (the pairs the Venn-Abers interval is fitted on).
     """
-    split = results.split
-    train = np.setdiff1d(split.train, fold_rows)
-    anchor = np.setdiff1d(split.anchor, fold_rows)
-    holdout = np.union1d(split.holdout, fold_rows)
-    model = copy.copy(results.model)
-    model.samples = explicit_split({"train": train, "anchor": anchor, "holdout": holdout}, model.y.size)
-    return model.fit(solver=solver or results.solver.backend, **results.fit_options)
+    coef, intercept, lam, out_of_fold = fit_score(features, y01, ordered=ordered)
+    scores = np.r_[out_of_fold, np.asarray(holdout_features, dtype=float) @ coef + intercept]
+    a, b = fit_sigmoid(scores, np.r_[y01, holdout_y01])
+    return ProbabilityModel(coef, intercept, a, b, lam, int(y01.size)), scores

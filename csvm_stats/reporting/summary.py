@@ -33,7 +33,7 @@ from csvm_stats.models.fitstate import ModelSpec
 from csvm_stats.optimization.engine import CSVMFit
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
-from csvm_stats.probability.fit_calibration import PENDING_DESCRIPTION, Calibration
+from csvm_stats.probability.fit_calibration import NO_CALIBRATION_DESCRIPTION, Calibration
 from csvm_stats.reporting.document import Summary
 from csvm_stats.reporting.plain import (
     capped_text,
@@ -148,7 +148,7 @@ def _probability_rows(res: SummarySource, detail: bool) -> dict[str, str]:
                                       f"predict_proba(method='{res.probability_variant}')"}
     calibration = res.ready_calibration
     if calibration is None:
-        return {"Probabilities": PENDING_DESCRIPTION, **ensembles}
+        return {"Probabilities": NO_CALIBRATION_DESCRIPTION, **ensembles}
     return {
         "Probabilities": calibration.describe(),
         "Rule as probability": calibration.rule_line(repr(res.model.coding.positive)),
