@@ -1,4 +1,4 @@
-"""Default probabilities of a fitted CSVM: the held-out probability model or cross-fitted Venn-Abers (fit_calibration)."""
+"""Default probabilities of a fitted CSVM: the probability model, held-out or cross-fitted (fit_calibration)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from csvm_stats.exceptions import DataError
-from csvm_stats.probability.fit_calibration import MIN_HOLDOUT, planned_route
+from csvm_stats.probability.fit_calibration import MIN_HOLDOUT, fit_cross_fitted_model, planned_route
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
+from csvm_stats.probability.score_model import CV_FOLDS, fit_score, fit_sigmoid
 from csvm_stats.probability.venn_abers import VennAbers
 
 FAST = {"time_limit": 30, "threads": 1}
@@ -35,23 +36,17 @@ def held_out(frame):
     return CSVM.from_formula("status ~ x1 + x2", frame, tpr_min=0.8, bound="binomial").fit(random_state=0, **FAST)
 
 
-def _consistent_with_rule(results, data) -> None:
-    """Cross-fitted route: P > t only for points called positive, P < t only for the others (ties either way)."""
-    p = results.predict_proba(data)
-    called = results.predict(data) == results.model.coding.positive
-    t = results.probability_threshold
-    assert np.all(called[p > t]) and not np.any(called[p < t])
-
-
-def _rule_check_is_true(results) -> None:
-    """Held-out route: the rule check counts what the rule and P do on H."""
-    h = results.split.holdout
+def _rule_check_is_true(results, rows=None) -> None:
+    """The rule check counts what the rule and P do on its sample (H on the held-out route, every row otherwise)."""
+    h = results.split.holdout if rows is None else rows
     p = results.predict_proba().to_numpy()[h]
     called = results.decision_function().to_numpy()[h] >= 0
     rule = results.calibration.rule
     assert rule.n == h.size and rule.disagree == int(np.sum(called != (p >= 0.5)))
-    np.testing.assert_allclose(rule.positive_range, (p[called].min(), p[called].max()), rtol=1e-12)
-    np.testing.assert_allclose(rule.negative_range, (p[~called].min(), p[~called].max()), rtol=1e-12)
+    if called.any():
+        np.testing.assert_allclose(rule.positive_range, (p[called].min(), p[called].max()), rtol=1e-12)
+    if (~called).any():
+        np.testing.assert_allclose(rule.negative_range, (p[~called].min(), p[~called].max()), rtol=1e-12)
 
 
 def test_held_out_route_is_the_probability_model_with_the_venn_abers_interval_of_its_score(held_out, frame):
@@ -108,17 +103,84 @@ def test_guarantee_mode_rule_check_uses_the_moved_intercept(frame):
 
 
 def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
+    """No H: the probability model's sigmoid and Venn-Abers interval on its out-of-fold scores; no CSVM refit."""
     res = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
     assert planned_route(res) == "cross-fitted"
-    assert "cross-fitted (5 refits at the first predict_proba)" in res.summary(timing=False).as_text()  # not computed by the summary
     cal = res.calibration
-    assert cal.method == "cross-fitted" and cal.folds == 5 and cal.predictor.n == len(frame)
-    _consistent_with_rule(res, frame)
-    p = res.predict_proba().to_numpy()
-    assert cal.rule.ties == int(np.sum(p == res.probability_threshold)) and cal.rule.n == len(frame)
+    assert cal.method == "cross-fitted" and cal.folds == CV_FOLDS
+    assert cal.predictor.n == cal.model.n == len(frame)
+    rows = res.split.train  # every row, in the split's order
+    y01 = (res.model.y[rows] > 0).astype(float)
+    coef, intercept, _, out_of_fold = fit_score(res.fitted_features[rows], y01)  # rounding: BLAS threads may differ
+    np.testing.assert_allclose(cal.model.coef, coef, rtol=1e-9)
+    assert (cal.model.slope, cal.model.offset) == pytest.approx(fit_sigmoid(out_of_fold, y01), rel=1e-9)
+    expected = VennAbers.fit(out_of_fold, y01)
+    np.testing.assert_allclose(cal.predictor.scores, expected.scores, rtol=1e-9)
+    np.testing.assert_allclose(cal.predictor.p1, expected.p1, rtol=1e-12)
+    table = res.predict_interval(frame.drop(columns="status"))
+    np.testing.assert_allclose(table["p"], cal.model.predict(res.fitted_features), rtol=1e-12)
+    assert np.all(table["p0"] <= table["p1"])
+    _rule_check_is_true(res, np.arange(len(frame)))
+    with pytest.raises(DataError, match="not a threshold on P"):
+        res.probability_threshold
     text = " ".join(res.summary(timing=False).as_text().split())
-    assert f"P = {cal.threshold:.3g} ({cal.rule.ties} of {len(frame)} points) either way" in text
-    assert "cross-fitted (400 points, 5 refits, 20 bootstrap averages" in res.summary(timing=False).as_text()
+    assert f"logistic model, cross-fitted on {len(frame)} out-of-fold scores" in text
+    assert f"differs from P >= 1/2 on {cal.rule.disagree} of {len(frame)} fitted points" in text
+    assert "here of out-of-fold scores, without a finite-sample guarantee" in text
+
+
+@pytest.mark.filterwarnings("ignore::csvm_stats.exceptions.DegenerateRuleWarning")  # C = 1 calls every point negative
+def test_cross_fitted_probabilities_have_no_base_rate_bias():
+    """Issue 23: at 10% positives the old merge p1 / (1 - p0 + p1) over-predicted; the sigmoid's intercept equation
+    makes the mean of P on the calibration pairs the smoothed base rate, and the fit's mean P follows it."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(600, 3))
+    sick = rng.random(600) < 1 / (1 + np.exp(-(1.5 * x[:, 0] - x[:, 1] - 3.2)))
+    data = pd.DataFrame({"status": np.where(sick, "sick", "healthy"), "x1": x[:, 0], "x2": x[:, 1], "x3": x[:, 2]})
+    res = CSVM.from_formula("status ~ .", data, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    cal = res.calibration
+    assert cal.method == "cross-fitted" and 0.05 < sick.mean() < 0.15
+    rows = res.split.train
+    y01 = sick[rows].astype(float)
+    _, _, _, out_of_fold = fit_score(res.fitted_features[rows], y01)
+    n_pos, n_neg = y01.sum(), y01.size - y01.sum()
+    smoothed = np.where(y01 > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)).mean()
+    assert cal.model.probability(out_of_fold).mean() == pytest.approx(smoothed, abs=1e-6)
+    assert abs(res.predict_proba().mean() - sick.mean()) < 0.01
+    p0, p1 = cal.predictor.interval(out_of_fold)
+    assert np.mean(p1 / (1 - p0 + p1)) > cal.model.probability(out_of_fold).mean()  # the merge leans high
+
+
+def test_constant_features_give_the_base_rate_and_the_pooled_interval_when_cross_fitted():
+    y01 = np.r_[np.ones(6), np.zeros(24)]
+    model, scores = fit_cross_fitted_model(np.ones((30, 2)), y01, np.ones((0, 2)), np.zeros(0))
+    assert np.all(model.coef == 0) and np.ptp(scores) == 0
+    p = model.predict(np.ones((3, 2)))
+    assert np.allclose(p, np.mean(np.r_[np.full(6, 7 / 8), np.full(24, 1 / 26)]))
+    va = VennAbers.fit(scores, y01)
+    p0, p1 = va.interval(model.score(np.ones((1, 2))))
+    assert (p0[0], p1[0]) == pytest.approx((6 / 31, 7 / 31))
+
+
+def test_tied_rows_get_the_same_probability_and_interval_on_both_routes(held_out, frame):
+    new = frame.drop(columns="status").iloc[[3, 3, 8, 8]]
+    free = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    for res in (held_out, free):
+        table = res.predict_interval(new).to_numpy()
+        np.testing.assert_array_equal(table[0], table[1])
+        np.testing.assert_array_equal(table[2], table[3])
+        # a score tied (within 1e-9, relative) with a calibration score is pooled with it: an odd slot
+        tied = res.calibration.predictor.scores[[4]] * (1 + 1e-12)
+        assert res.calibration.predictor.slots(tied)[0] == 2 * 4 + 1
+
+
+def test_missing_values_in_new_data_are_refused_on_the_cross_fitted_route(frame):
+    free = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    new = pd.DataFrame({"x1": [0.1, np.nan], "x2": [0.0, 1.0]})
+    with pytest.raises(DataError, match="missing"):
+        free.predict_proba(new)
+    with pytest.raises(DataError, match="missing"):
+        free.predict_interval(new)
 
 
 def test_small_held_out_sample_switches_to_cross_fitting():
@@ -127,7 +189,7 @@ def test_small_held_out_sample_switches_to_cross_fitting():
     assert res.split.holdout.size < MIN_HOLDOUT
     cal = res.calibration
     assert cal.method == "cross-fitted" and cal.predictor.n == len(small)
-
+    assert cal.model.n == res.split.train.size + res.split.anchor.size
 
 
 def _record_fits(monkeypatch, model_class) -> list[dict]:
@@ -143,18 +205,15 @@ def _record_fits(monkeypatch, model_class) -> list[dict]:
     return calls
 
 
-def test_cross_fitted_refits_repeat_the_fits_seed_limits_and_clock(monkeypatch):
-    """A refit with a fresh seed gave other calibration scores on a degenerate fit (optima a solver tolerance
-    apart), so two identical fits gave other probabilities (sklearn's check_fit_idempotent, 1 run in 12)."""
+def test_cross_fitted_route_refits_no_csvm(monkeypatch):
+    """The cross-fitted route's out-of-fold scores come from the probability model's own folds: no CSVM refit."""
     small = make_frame(120, seed=2)
     res = CSVM.from_formula("status ~ x1 + x2", small, tnr_min=0.7, bound="none").fit(
         random_state=7, time_limit=25, threads=1, clock="cpu"
     )
     calls = _record_fits(monkeypatch, CSVM)
     assert res.calibration.method == "cross-fitted"
-    expected = {"solver": res.solver.backend, "time_limit": 25, "mip_gap": 1e-4, "threads": 1, "random_state": 7,
-                "warm_start": True, "clock": "cpu"}
-    assert calls == [expected] * res.calibration.folds
+    assert calls == []
 
 
 def test_multiclass_cross_fitted_refits_repeat_the_fit_options(monkeypatch):
@@ -166,14 +225,16 @@ def test_multiclass_cross_fitted_refits_repeat_the_fit_options(monkeypatch):
     calls = _record_fits(monkeypatch, MulticlassCSVM)
     res.predict_proba()
     assert res.calibration.method == "cross-fitted"
-    expected = {"solver": "scip", "time_limit": 20, "mip_gap": 1e-4, "threads": 1, "random_state": 5,
-                "warm_start": True, "clock": "wall"}
-    assert calls == [expected] * res.calibration.folds
+    expected = {"solver": "scip", "mip_gap": 1e-4, "threads": 1, "random_state": 5, "warm_start": True, "clock": "wall"}
+    k = res.calibration.folds
+    assert [{n: v for n, v in c.items() if n != "time_limit"} for c in calls] == [expected] * k
+    # one budget for all refits: refit j gets at most its equal share of what is left of the fit's 20 s
+    assert all(0 <= c["time_limit"] <= 20 / (k - j) for j, c in enumerate(calls))
 
 
 @pytest.mark.parametrize("case", ["one class", "6 points"])
 def test_held_out_sample_of_one_class_or_under_10_points_is_cross_fitted(case):
-    """Issue 11's edges: H with one class, H smaller than 10 points -> cross-fitted Venn-Abers, never a silent 0.5."""
+    """Issue 11's edges: H with one class, H smaller than 10 points -> cross-fitted, never a silent 0.5."""
     data = make_frame(160, seed=6)
     sick = np.flatnonzero(data["status"].to_numpy() == "sick")
     healthy = np.flatnonzero(data["status"].to_numpy() == "healthy")
@@ -186,7 +247,7 @@ def test_held_out_sample_of_one_class_or_under_10_points_is_cross_fitted(case):
     assert cal.method == "cross-fitted" and cal.predictor.n == len(data)
     p = res.predict_proba(data)
     assert p.nunique() > 10 and p.between(0, 1).all()
-    _consistent_with_rule(res, data)
+    _rule_check_is_true(res, np.arange(len(data)))
 
 
 def test_constant_rule_keeps_informative_probabilities_and_the_check_says_so(held_out, frame):

@@ -278,14 +278,16 @@ def test_sample_roles_use_the_results_own_series_when_there_is_one(results):
         sample_roles(WithRoles())
 
 
-def test_the_probability_threshold_is_the_calibration_at_f_zero(data, results, exported):
+def test_exported_probability_rule_counts_where_the_rule_and_p_disagree(data, results, exported):
+    """H has 40 points: the cross-fitted route; P comes from the model beside the rule, so no threshold."""
     x, _ = data
-    threshold = exported["probability_threshold"]
-    assert threshold == pytest.approx(results.probability_threshold)
-    assert "P(yes) >=" in exported["probability_rule"] and exported["calibration"].startswith("Venn-Abers")
+    assert results.calibration.method == "cross-fitted"
+    assert np.isnan(exported["probability_threshold"])
+    assert exported["calibration"].startswith("logistic model, cross-fitted on 160 out-of-fold scores")
     p = results.predict_proba(x).to_numpy()
     called = results.predict(x).to_numpy() == "yes"
-    assert (p[called] >= threshold - 1e-12).all() and (p[~called] <= threshold + 1e-12).all()
+    disagree = int(np.sum(called != (p >= 0.5)))
+    assert f"differs from the more probable class (P >= 1/2) on {disagree} of them" in exported["probability_rule"]
 
 
 def test_call_hands_over_every_warning_with_the_value(data):

@@ -24,9 +24,13 @@ def _expected_failures(estimator: CSVMClassifier) -> dict[str, str]:
         }
     if estimator.probability:
         return {
-            # predict is the CSVM rule (f >= 0); the probabilities are a threshold on f only on the
-            # cross-fitted route (results_.probability_threshold, not 1/2 in general), else a separate model.
+            # predict is the CSVM rule (f >= 0); the probabilities come from a separate model (both
+            # routes), so argmax(predict_proba) may differ on a few points (results_.calibration.rule),
+            # and P need not rank points as decision_function does. Chosen by measurement: a sigmoid of
+            # the rule's own cross-fitted f (monotone) had up to 8x the error to the true probability
+            # (benchmarks/results/probabilities_crossfit.md, "rule sigmoid").
             "check_classifiers_train": "predict is the CSVM rule, not argmax(predict_proba)",
+            "check_decision_proba_consistency": "P comes from a model beside the rule, not a function of f",
         }
     return {}
 
@@ -96,15 +100,15 @@ def test_default_probabilities_are_venn_abers_and_agree_with_predict(small_wisco
     assert np.all(interval[:, 0] <= interval[:, 1]) and np.all((proba >= 0) & (proba <= 1))
     # held-out route: a probability model beside the rule; the rule check counts the disagreements on H
     assert clf.results_.calibration.method == "held-out" and clf.results_.calibration.rule.n > 0
-    # no held-out sample without a rate constraint: cross-fitted on folds of all rows, monotone in f
+    # no held-out sample without a rate constraint: the same model, cross-fitted on its out-of-fold scores
     unconstrained = CSVMClassifier(time_limit=30).fit(X, labels)
-    assert unconstrained.results_.calibration.method == "cross-fitted"
+    calibration = unconstrained.results_.calibration
+    assert calibration.method == "cross-fitted" and calibration.model.n == len(X)
     proba = unconstrained.predict_proba(X)
-    order = np.argsort(unconstrained.decision_function(X), kind="stable")
-    assert np.all(np.diff(proba[order, 1]) >= 0)  # monotone in the decision value
-    t = unconstrained.results_.probability_threshold
+    np.testing.assert_allclose(proba[:, 1], unconstrained.results_.predict_proba(X).to_numpy())
     called_positive = unconstrained.predict(X) == unconstrained.classes_[1]
-    assert np.all(called_positive[proba[:, 1] > t]) and not np.any(called_positive[proba[:, 1] < t])
+    assert calibration.rule.n == len(X)
+    assert calibration.rule.disagree == int(np.sum(called_positive != (proba[:, 1] >= 0.5)))
 
 
 def test_predict_proba_absent_when_switched_off_and_ebb_on_request(small_wisconsin):

@@ -212,13 +212,12 @@ def _calibration(fields: Any, arrays: dict[str, np.ndarray]) -> tuple[VennAbers 
 
 
 def _probability_model(fields: Any, arrays: dict[str, np.ndarray], r: int) -> ProbabilityModel | None:
-    """The stored probability model of a held-out calibration, or None (cross-fitted, or an older file)."""
+    """The stored probability model of a calibration, or None (an older file: its arrays calibrate f(x))."""
     model = fields.get("model") if isinstance(fields, dict) else None
     if model is None:
         _require("prob_coef" not in arrays, "prob_coef without calibration.model")
         return None
-    _require(isinstance(model, dict) and fields.get("method") == "held-out",
-             "calibration.model must be an object, on the held-out route")
+    _require(isinstance(model, dict), "calibration.model must be an object")
     numbers = [model.get(k) for k in ("intercept", "slope", "offset", "penalty")]
     _require(all(_is_number(v) for v in numbers), "calibration.model needs numbers intercept, slope, offset, penalty")
     _require(_is_integer(model.get("n")) and model["n"] >= 1, "calibration.model.n must be a positive integer")

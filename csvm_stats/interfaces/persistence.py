@@ -52,17 +52,19 @@ A ZIP archive with exactly these members:
     ``calibration`` (optional; absent in files written before it existed):
     null, or ``{"method": "held-out"|"cross-fitted", "n": int,
     "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
-    of the decision function (:mod:`csvm_stats.probability.fit_calibration`);
-    on the held-out route also ``"model": {"intercept": float, "slope":
-    float, "offset": float, "penalty": float, "n": int}``, the probability
-    model beside the rule (:mod:`csvm_stats.probability.score_model`), whose
-    score the Venn-Abers arrays then calibrate (absent in older files: they
-    calibrate the decision function).
+    (:mod:`csvm_stats.probability.fit_calibration`), and ``"model":
+    {"intercept": float, "slope": float, "offset": float, "penalty": float,
+    "n": int}``, the probability model beside the rule
+    (:mod:`csvm_stats.probability.score_model`), whose score the Venn-Abers
+    arrays then calibrate. Older files lack the model (held-out files before
+    the probability model, cross-fitted files before the cross-fitted route
+    used it): their arrays calibrate the decision function and P is the merge
+    p1 / (1 - p0 + p1).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
     ``reference`` (m, p) and ``projection`` (m, r); with a calibration
-    ``va_scores`` (k,) (the distinct calibration decision values, increasing)
+    ``va_scores`` (k,) (the distinct calibration scores, increasing)
     and ``va_p0``, ``va_p1`` (2k + 1,) (the Venn-Abers probabilities of every
     slot, :class:`csvm_stats.probability.venn_abers.VennAbers`); with a
     probability model ``prob_coef`` (r,), its coefficients on the feature map.

@@ -186,12 +186,11 @@ def export(results: CSVMResults) -> dict[str, Any]:
     units, largest standardised coefficient first; empty otherwise);
     ``sample_roles`` (per row of the data: "training", "anchor" or
     "held-out", :func:`~csvm_stats.interfaces.r_values.sample_roles`);
-    ``probability_threshold`` (cross-fitted route: the Venn-Abers probability
-    at f(x) = 0, positive calls have P at or above it; NaN on the held-out
-    route, where P comes from a model fitted beside the rule, and without a
-    calibration),
-    ``probability_rule`` (that rule in words) and ``calibration`` (how
-    the probabilities were calibrated, one line);
+    ``probability_threshold`` (NaN: P comes from a model fitted beside the
+    rule on both routes, so the rule is not a threshold on P; kept for R
+    code that reads it),
+    ``probability_rule`` (how the rule and P relate, in words) and
+    ``calibration`` (how the probabilities were calibrated, one line);
     ``anchor`` (per constrained rate: the anchor count ``n``, whether the
     target was ``capped`` and the anchor sizes from which the ``hoeffding``
     and ``binomial`` margins stay below 1); ``model_file`` (the bytes of

@@ -51,10 +51,10 @@ class SavedModel:
     calibration_method : str or None
         ``"held-out"`` or ``"cross-fitted"``.
     probability_model : ProbabilityModel or None
-        The held-out route's logistic score and sigmoid
+        The logistic score and sigmoid
         (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
-        the point probabilities; ``None`` in files written before it existed and
-        on the cross-fitted route (the Venn-Abers merge is used then).
+        the point probabilities (both routes); ``None`` in files written before
+        a route used it (the Venn-Abers merge of the decision function is used then).
 
     Examples
     --------
@@ -255,7 +255,7 @@ class SavedModel:
             )
         design = self.design_matrix(newdata)
         phi = self.feature_map.transform(self.scaler.transform(design.to_numpy()))
-        if self.probability_model is None:  # cross-fitted, or a file from before the probability model
+        if self.probability_model is None:  # a file from before its route used the probability model
             p0, p1 = self.calibration.interval(phi @ self.coef + self.intercept)
             p = merge(p0, p1)
         else:

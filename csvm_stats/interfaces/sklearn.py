@@ -37,17 +37,17 @@ Conventions
   Without any rate constraint no anchor or held-out sample is drawn and the
   fit is that SVM on all rows.
 * **Probabilities** (``probability="venn-abers"``, the default) are the
-  results' (:mod:`csvm_stats.probability.fit_calibration`): with a held-out
-  sample large enough, a logistic probability model fitted beside the rule
-  on the training and anchor rows, with the Venn-Abers interval of its score
-  on the held-out sample; then ``predict`` is not a threshold on them and
-  can differ from ``argmax(predict_proba)`` (``results_.calibration.rule``
-  counts how often on the held-out sample). Else cross-fitted Venn-Abers of
-  the CSVM's own decision function (5 refits, computed at the first
-  ``predict_proba``), non-decreasing in ``decision_function``: ``predict`` is
-  positive when ``P > results_.probability_threshold``, negative when below
-  it, either way at it. ``predict_interval`` gives the interval [p0, p1]
-  (Venn calibration, not a confidence interval for the true probability).
+  results' (:mod:`csvm_stats.probability.fit_calibration`): a logistic
+  probability model fitted beside the rule on the training and anchor rows.
+  With a held-out sample large enough, its sigmoid uses the held-out scores
+  too and the Venn-Abers interval of its score is fitted on the held-out
+  sample; else (e.g. without a requirement, when every row trains) both are
+  fitted on its out-of-fold scores (cross-fitted, no CSVM refit; the interval
+  then has no finite-sample guarantee). Either way ``predict`` is not a
+  threshold on P and can differ from ``argmax(predict_proba)``
+  (``results_.calibration.rule`` counts how often, on the held-out sample or
+  on every row). ``predict_interval`` gives the interval [p0, p1] (Venn
+  calibration, not a confidence interval for the true probability).
   ``probability="ebb" | "cebb1" | "cebb2"`` fits the paper's bootstrap
   ensemble (:class:`csvm_stats.probability.ebb.EBB`) instead: ``"ebb"`` the plain
   ensemble, ``"cebb1"`` with its threshold moved to meet the one required
@@ -463,7 +463,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_probability_requested)
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2) probabilities, columns in ``classes_`` order (Venn-Abers merged p, or the ensemble's).
+        """(n, 2) probabilities, columns in ``classes_`` order (the probability model's P, or the ensemble's).
 
         Parameters
         ----------

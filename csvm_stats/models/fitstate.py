@@ -53,8 +53,9 @@ class FittedState:
     seed that made the split and seeded the solver (drawn when the caller
     passed none, so that every fit can be repeated); ``fit_options`` the
     other keyword arguments of the solve (time limit, gap, threads, clock,
-    warm start, the seed), so that a refit on other rows (the cross-fitted
-    calibration) repeats this fit exactly.
+    warm start, the seed), so that a refit on other rows (the several-class
+    cross-fitted calibration, :mod:`csvm_stats.probability.refits`) repeats
+    this fit exactly.
     """
 
     model: ModelSpec

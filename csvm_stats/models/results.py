@@ -118,7 +118,7 @@ class CSVMResults(FitResults):
     ``model`` is the model that was fitted, ``random_state`` the seed of the
     split and the solver (drawn by the fit when none was given),
     ``fit_options`` the keyword arguments that repeat the solve (the
-    cross-fitted calibration refits with them).
+    summary's solver table reads the limit and clock from them).
 
     Parameters
     ----------

@@ -77,10 +77,10 @@ requirement_lines <- function(rates, alpha) {
   }, character(1L))
 }
 
-# The class rule on the probability scale: rows called positive have P(positive) at or above the
-# threshold, which need not be 1/2. On the held-out route the probabilities come from a model fitted
-# beside the rule, so there is no threshold: the rule's statement in words says how the two relate
-# (nothing when the fit has no probability calibration).
+# The class rule on the probability scale. A CSVM's probabilities come from a model fitted beside the
+# rule (both routes), so there is no threshold (NA): the rule's statement in words says how the two
+# relate (nothing when the fit has no probability calibration). A fit whose P is monotone in its score
+# (a threshold is given) has rows called positive at P(positive) at or above it, which need not be 1/2.
 probability_line <- function(x) {
   threshold <- x$probability_threshold
   if (is.null(threshold) || !length(threshold) || is.na(threshold)) {
