@@ -40,6 +40,8 @@ binomial limit as a violation. Run ``nice -n 10 python benchmarks/validity_multi
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -140,12 +142,19 @@ def one_repetition(
     return row
 
 
+def _commit() -> str:
+    """The checked-out commit (read when the run starts: the code it imported)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent, check=False).stdout.strip() or "unknown"
+
+
 def statements(targets: dict[int, float]) -> list[str]:
     return ["paper", *(f"held-out CP class {k}" for k in range(3)), "joint CP", "guarantee", NAIVE]
 
 
 def run(reps: int, out: Path, settings: list[int], seed0: int = 20261201) -> pd.DataFrame:
     rows: list[dict] = []
+    commit, load, cpu = _commit(), os.getloadavg()[0], time.process_time()
     for n_per, targets, alpha, bound in (SETTINGS[k] for k in settings):
         started = time.perf_counter()
         runs = [one_repetition(n_per, targets, alpha, bound, seed0 + r) for r in range(reps)]
@@ -167,7 +176,10 @@ def run(reps: int, out: Path, settings: list[int], seed0: int = 20261201) -> pd.
             })
         print(f"n_per={n_per} {described} alpha={alpha} bound={bound}: {reps} fits in "
               f"{time.perf_counter() - started:.0f} s wall", flush=True)
-        write(pd.DataFrame(rows), out)
+        note = (f"Run: commit {commit}, {reps} repetitions per setting (seeds {seed0}..{seed0 + reps - 1}), "
+                f"{time.process_time() - cpu:.0f} CPU-s so far, load average {load:.1f} at the start, "
+                f"{os.getloadavg()[0]:.1f} now ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).")
+        write(pd.DataFrame(rows), out, note)
     return pd.DataFrame(rows)
 
 
@@ -185,7 +197,7 @@ def to_markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(table: pd.DataFrame, out: Path) -> None:
+def write(table: pd.DataFrame, out: Path, note: str = "") -> None:
     out.mkdir(exist_ok=True)
     table.to_csv(out / "validity_multiclass.csv", index=False)
     (out / "validity_multiclass.md").write_text(
@@ -196,7 +208,8 @@ def write(table: pd.DataFrame, out: Path) -> None:
         "guarantee mode refused to make a claim as non-failures (refusals column); likewise the 'independent "
         "offsets' row, a rule the library does not offer, shown for comparison (benchmarks/validity_multiclass.py "
         "docstring). Repetitions in which no rule met the anchor counts (the fit raised "
-        "InfeasibleConstraintsError) make no statement and are left out of reps (infeasible fits column).\n\n" + to_markdown(table)
+        "InfeasibleConstraintsError) make no statement and are left out of reps (infeasible fits column).\n\n"
+        + (note + "\n\n" if note else "") + to_markdown(table)
     )
 
 

@@ -292,3 +292,23 @@ def test_ebb_va_on_request_gives_an_interval(held_out, frame):
     table = held_out.predict_proba(new, method="ebb-va", interval=True, n_bootstrap=10, random_state=1)
     assert list(table.columns) == ["p0", "p1", "p"]
     assert np.all((table["p0"] <= table["p"]) & (table["p"] <= table["p1"]))
+
+
+def test_cross_fitted_model_file_and_cli_give_the_fits_probabilities(tmp_path, frame):
+    """The model file stores the cross-fitted route's probability model: a loaded model and `--proba` agree."""
+    from csvm_stats.interfaces.cli import EXIT_OK, main
+    from csvm_stats.interfaces.persistence import load_model, save_model
+
+    free = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
+    path = save_model(free, tmp_path / "free.csvm")
+    saved = load_model(path)
+    assert saved.calibration_method == "cross-fitted" and saved.probability_model is not None
+    new = frame.drop(columns="status").iloc[:7]
+    pd.testing.assert_frame_equal(saved.predict_proba(new, interval=True), free.predict_interval(new),
+                                  check_exact=False, rtol=1e-12)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(path), str(tmp_path / "new.csv"), "--proba", "--output", str(out)]) == EXIT_OK
+    table = pd.read_csv(out)
+    np.testing.assert_allclose(table["p"], free.predict_proba(new).to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(table[["p0", "p1"]], free.predict_interval(new)[["p0", "p1"]], rtol=1e-9)

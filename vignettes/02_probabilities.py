@@ -82,10 +82,10 @@ print(f"test tumours called malignant with P < 1/2: {int((called & ~more_probabl
 # interval is the Venn-Abers statement about the score on H, the point
 # probability a smoother fit that also uses the out-of-fold scores of I and
 # J. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
-# there is no held-out sample; the probabilities are then cross-fitted
-# Venn-Abers of the rule's own decision value, monotone in it, and the rule is
-# a threshold t on them (tumours with P exactly t are called either way; the
-# summary says how many).
+# there is no held-out sample; the same probability model is then cross-fitted:
+# its sigmoid and interval are fitted on its own out-of-fold scores (no CSVM
+# refit; the interval then has no finite-sample guarantee), and the summary
+# counts the disagreements on every row (`benchmarks/probabilities_crossfit.py`).
 
 # %% [markdown]
 # ## Against the truth: three simulated worlds

@@ -417,11 +417,6 @@ predict_rows <- function(object, x, type) {
     return(if (type == "class") character(0) else numeric(0))
   }
   model <- python_model(object)
-  if (type == "prob" && python_handle_alive(object$python) && !isTRUE(object$cache$prob_announced)) {
-    message("csvm: fitting the probability model of this fit (the first type = \"prob\" call ",
-            "can take a while)")
-    object$cache$prob_announced <- TRUE
-  }
   values <- py_call("predict", model, x, type,
                     context = if (type == "prob") "probability calibration: " else "")
   if (type == "class") as.character(values$class) else as.numeric(values[[type]])  # a matrix column by column
