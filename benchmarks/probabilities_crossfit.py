@@ -217,8 +217,12 @@ def markdown(result: dict) -> str:
         "",
         f"Path: `CSVMClassifier(kernel=<kernel>, random_state=rep).fit(X, y)` with no requirement (every row in the "
         f"training sample, no held-out sample: the cross-fitted route), `results_.predict_interval`. Commit "
-        f"{meta['commit']}; {meta['n_test']} test points per repetition; data seeds 1000 + rep; CPU "
-        f"{meta['cpu_s']:.0f} s of this process; load average {meta['load_start']:.1f} at the start, "
+        f"{meta['commit']}; "
+        + (f"synthetic truths: {meta['n_test']} test points per repetition, data seeds 1000 + rep; "
+           if "synthetic" in result else "")
+        + ("real data: stratified 80/20 splits (random_state=0), preprocessing fitted on the training part; "
+           if "real" in result else "")
+        + f"CPU {meta['cpu_s']:.0f} s of this process; load average {meta['load_start']:.1f} at the start, "
         f"{meta['load_end']:.1f} at the end. Columns: module docstring. All figures are means over repetitions; "
         "'beats Platt' counts repetitions with a smaller MSE to the truth than tuned Platt.",
         "",
