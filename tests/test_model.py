@@ -401,4 +401,5 @@ def test_predict_proba_uses_the_matching_ensemble(fitted, frame):
     again = fitted.predict_proba(new, method="cebb1", n_bootstrap=20, random_state=1)
     assert again.equals(p)
     assert fitted.probability_ensemble(n_bootstrap=20, random_state=1).variant == "cebb1"
-    assert "CEBB1 with predict_proba(method='cebb1')" in fitted.summary(timing=False).as_text()
+    # the detail view names the matching ensemble (the plain view names the default probabilities only)
+    assert "CEBB1 with predict_proba(method='cebb1')" in fitted.summary(timing=False, detail=True).as_text()
