@@ -22,8 +22,8 @@ inductive, when H has :data:`~csvm_stats.probability.fit_calibration.MIN_HOLDOUT
 points and :data:`~csvm_stats.probability.fit_calibration.MIN_PER_CLASS` of each
 class), else cross-fitted: out-of-fold scores of clones of the estimator on
 stratified folds of :math:`I \cup J` with the held-out scores, calibrated by
-the bagged Venn-Abers predictor, as :mod:`csvm_stats.probability.fit_calibration`
-does for the CSVM.
+the bagged Venn-Abers predictor, as :mod:`csvm_stats.multiclass.probability`
+does for a CSVM of several classes.
 """
 
 from __future__ import annotations

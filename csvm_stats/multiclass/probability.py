@@ -294,6 +294,6 @@ def softmax_rows(results: CalibrationSource) -> np.ndarray:
 def calibration_from_pairs(method: str, scores: np.ndarray, labels: np.ndarray, folds: int) -> MulticlassCalibration:
     """Per class a Venn-Abers predictor on the margins of ``scores``, and the softmax recalibration of the scores."""
     m = rival_margins(scores)
-    build = VennAbers.fit if method == "held-out" else bagged  # the binary routes' calibrators
+    build = VennAbers.fit if method == "held-out" else bagged  # as the Neyman-Pearson route's calibrators
     predictors = tuple(build(m[:, k], labels == k) for k in range(scores.shape[1]))
     return MulticlassCalibration(method, predictors, folds, SoftmaxRecalibration.fit(scores, labels, scores.shape[1]))

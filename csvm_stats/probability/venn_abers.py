@@ -377,7 +377,7 @@ def merge(p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
     return p1 / (1.0 - p0 + p1)
 
 
-#: Bootstrap resamples averaged by :func:`bagged` (the cross-fitted default route).
+#: Bootstrap resamples averaged by :func:`bagged` (the cross-fitted routes of several classes and of Neyman-Pearson).
 DEFAULT_BAGS = 20
 
 
