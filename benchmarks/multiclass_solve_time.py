@@ -153,8 +153,10 @@ def main() -> None:
         f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 shared cores), at the end "
         f"{os.getloadavg()[0]:.1f}.\n\n"
         "Exact model (big_m=None), default split, recall_min as in the script; one thread; CPU clock for the "
-        "limit; CPU seconds (time.process_time) measured side by side in one run. Default path: the formula "
-        "API with solver='auto' (which is 'bnb' for these models, see csvm_stats.optimization.solvers).\n\n"
+        "limit; CPU seconds (time.process_time) measured side by side in one run. Default path: solver='auto', "
+        "which is 'bnb' for these models (csvm_stats.optimization.solvers); formula studies through "
+        "CSVM.from_formula, the routes settings through CSVM(y, X, recall_min=..., bound='binomial') as routes.py "
+        "fits its exact CSVM route.\n\n"
         + to_markdown(table) + "\n## The routes settings, every fit\n\n" + per_seed(table)
     )
     print(to_markdown(table))
