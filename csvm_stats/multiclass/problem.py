@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from csvm_stats.optimization.problem import MIQP, Indicators
+from csvm_stats.optimization.problem import MIQP, Indicators, MulticlassData
 from csvm_stats.optimization.tightening import UPPER_SLACK, _monotone_root
 
 
@@ -242,5 +242,7 @@ def build_multiclass_primal(
         Q=Q, c=c, A=A, row_lo=row_lo, row_hi=row_hi, lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
         tangent_points=() if start is None else (start,),
+        multiclass=MulticlassData(s * phi_train, y_i, s * phi_c, y_c, K, float(C), sample_weight, dict(min_counts), s)
+        if exact else None,
     )
     return MulticlassProblem(miqp, K, r, anchor_index, m, exact, s)

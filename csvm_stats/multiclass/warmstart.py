@@ -23,7 +23,7 @@ solved without a start, with indicator constraints).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,6 +96,42 @@ def shift_offsets(
     return None
 
 
+def shifted_start(
+    W0: np.ndarray,
+    b0: np.ndarray,
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    weight: np.ndarray,
+    min_counts: Mapping[int, int],
+    anchor_index: np.ndarray,
+    factors: Sequence[float] = SCALE_FACTORS,
+) -> MulticlassStart | None:
+    r"""Steps 2 and 3 of the module docstring for one direction matrix ``W0`` (offsets ``b0``).
+
+    Each scaled direction ``factor * W0`` gets its offsets shifted until every
+    required anchor count holds (:func:`shift_offsets`); the feasible point of
+    least objective :math:`\sum_k\|w_k\|^2 + C\sum_i s_i\xi_i` is returned
+    (``None``: no factor meets the requirements). z is reported on ``anchor_index``.
+    """
+    best = None
+    for factor in factors:
+        W = factor * W0
+        b = shift_offsets(phi_anchor @ W.T, y_anchor, factor * b0, min_counts)
+        if b is None:
+            continue
+        xi = np.maximum(0.0, 1.0 - class_margins(phi_train @ W.T + b, y_train))
+        objective = float(np.sum(W * W) + C * weight @ xi)
+        if best is None or objective < best.objective:
+            margins = class_margins(phi_anchor[anchor_index] @ W.T + b, y_anchor[anchor_index])
+            z = (margins >= 1.0 - MARGIN_TOL).astype(float)
+            best = MulticlassStart(W, b, xi, z, objective)
+    return best
+
+
 def multiclass_start(
     phi_train: np.ndarray,
     y_train: np.ndarray,
@@ -115,19 +151,11 @@ def multiclass_start(
     def best_shift(directions, incumbent: MulticlassStart | None) -> MulticlassStart | None:
         best = incumbent
         for W0, b0 in directions:
-            for factor in SCALE_FACTORS:
-                W = factor * W0
-                b = shift_offsets(phi_anchor @ W.T, y_anchor, factor * b0, min_counts)
-                if b is None:
-                    continue
-                xi = np.maximum(0.0, 1.0 - class_margins(phi_train @ W.T + b, y_train))
-                objective = float(np.sum(W * W) + C * weight @ xi)
-                if best is None or objective < best.objective:
-                    margins = class_margins(phi_anchor[anchor_index] @ W.T + b, y_anchor[anchor_index])
-                    z = (margins >= 1.0 - MARGIN_TOL).astype(float)
-                    best = MulticlassStart(W, b, xi, z, objective)
-                if not min_counts:
-                    break
+            found = shifted_start(W0, b0, phi_train, y_train, phi_anchor, y_anchor, C=C, weight=weight,
+                                  min_counts=min_counts, anchor_index=anchor_index,
+                                  factors=SCALE_FACTORS if min_counts else SCALE_FACTORS[:1])
+            if found is not None and (best is None or found.objective < best.objective):
+                best = found
         return best
 
     best = best_shift(_directions(phi, y, C, n_classes, np.r_[weight, np.ones(y_anchor.size)]), None)

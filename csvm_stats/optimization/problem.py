@@ -74,6 +74,27 @@ class CSVMData:
 
 
 @dataclass(frozen=True)
+class MulticlassData:
+    r"""The data of an exact multiclass CSVM (:mod:`csvm_stats.multiclass.problem`), for ``"bnb"``.
+
+    Feature rows and class positions of I and of the constrained anchor points
+    (in the order of the z block), the number of classes, C, the training
+    weights, the required count per class position and the factor s of the w
+    block (which holds :math:`sW`). Attached only when the model is exact.
+    """
+
+    phi_train: np.ndarray
+    y_train: np.ndarray
+    phi_anchor: np.ndarray
+    y_anchor: np.ndarray
+    n_classes: int
+    C: float
+    weight: np.ndarray
+    min_counts: Mapping[int, int]
+    scale: float
+
+
+@dataclass(frozen=True)
 class MIQP:
     r"""A mixed-integer program with a convex quadratic objective (see module docstring).
 
@@ -96,6 +117,7 @@ class MIQP:
     points and its relaxation is the convex hull of the on/off set
     (Frangioni and Gentile 2006; Guenluek and Linderoth 2010), far tighter
     than the big-M rows alone. Backends that ignore it solve the same model.
+    ``multiclass`` (like ``csvm``) carries the structure of an exact multiclass CSVM.
     """
 
     Q: sp.csr_matrix
@@ -112,6 +134,7 @@ class MIQP:
     tangent_points: tuple[np.ndarray, ...] = field(default=(), repr=False)
     csvm: CSVMData | None = field(default=None, repr=False)
     perspective: np.ndarray | None = field(default=None, repr=False)
+    multiclass: MulticlassData | None = field(default=None, repr=False)
 
     @property
     def n_vars(self) -> int:
