@@ -40,8 +40,9 @@ map of the fit; :mod:`csvm_stats.optimization.kernels`):
    Venn-Abers merge :math:`p_1/(1 - p_0 + p_1)` over-predicts at low
    prevalence; :mod:`csvm_stats.probability.venn_abers`).
 3. **Interval score.** The same penalised logistic regression (same
-   directions, its own cross-validated penalty) fitted on :math:`I \cup J`
-   alone gives :math:`\eta_{IJ}`, which never reads H.
+   directions, its own cross-validated penalty, :data:`INTERVAL_PATH_STEPS`
+   Newton step per value along the path) fitted on :math:`I \cup J` alone
+   gives :math:`\eta_{IJ}`, which never reads H.
 
 The validity statement is the inductive Venn-Abers interval of
 :math:`\eta_{IJ}` calibrated on H alone
@@ -76,6 +77,8 @@ PENALTY_GRID = tuple(10.0 ** -k for k in (2.0, 3.0, 4.0, 5.0))
 NEWTON_STEPS = 30
 #: Newton steps per penalty along the path (warm-started; the chosen penalty is then solved to convergence).
 PATH_STEPS = 2
+#: Newton steps per penalty along the path of the interval score's cross-validation (step 3; it does not move P).
+INTERVAL_PATH_STEPS = 1
 #: Folds of the cross-validation that chooses the penalty.
 CV_FOLDS = 2
 NEWTON_TOL = 1e-6
@@ -192,15 +195,19 @@ class _Design:
         Zc = centred @ self.basis if self.basis is not None else centred[:, :MAX_COMPONENTS]
         return np.column_stack([np.ones(X.shape[0]), Zc])
 
-    def coefficients(self, beta: np.ndarray) -> tuple[np.ndarray, float]:
-        """``(v, c)`` with :math:`\\phi^\\top v + c` equal to the linear predictor :math:`\\beta^\\top [1, z]`."""
-        r = self.mean.size
-        v = np.zeros(r)
+    def coefficients(self, beta: np.ndarray, r: int | None = None) -> tuple[np.ndarray, float]:
+        """``(v, c)`` with :math:`\\phi^\\top v + c` equal to the linear predictor :math:`\\beta^\\top [1, z]`.
+
+        ``r``: the columns of :math:`\\phi` (more than the design's when its
+        trailing columns were dropped before; their coefficients are 0).
+        """
+        m = self.mean.size
+        v = np.zeros(m if r is None else r)
         if self.basis is not None:
-            v = self.basis @ beta[1:]
+            v[:m] = self.basis @ beta[1:]
         else:
             v[: beta.size - 1] = beta[1:]
-        return v, float(beta[0] - self.mean @ v)
+        return v, float(beta[0] - self.mean @ v[:m])
 
 
 def _is_constant(X: np.ndarray) -> bool:
@@ -218,25 +225,28 @@ def _trace(Z: np.ndarray) -> float:
     return float(np.sum(Z[:, 1:] * Z[:, 1:]))
 
 
-def _cross_validated(Z: np.ndarray, y01: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+def _cross_validated(Z: np.ndarray, y01: np.ndarray, path_steps: int = PATH_STEPS
+                     ) -> tuple[np.ndarray, int, np.ndarray]:
     """Step 1's penalty choice on the design ``Z``: ``(start, g, out_of_fold)``.
 
     ``g`` indexes :data:`PENALTY_GRID`; ``start`` is the mean of the fold
     models at that penalty (a warm start), ``out_of_fold`` their scores of the
-    rows they did not see.
+    rows they did not see. Each fold follows the penalty path from the
+    largest value down, ``path_steps`` Newton steps per value.
     """
     n = Z.shape[0]
     top = _trace(Z)
-    start = np.zeros(Z.shape[1])
-    start[0] = _base_logit(y01)
     out_of_fold = np.empty((len(PENALTY_GRID), n))
     fold_betas = []
     for test in _folds(y01):
         train = np.ones(n, dtype=bool)
         train[test] = False
-        beta, betas = start, []
+        Z_train, y_train = Z[train], y01[train]
+        beta = np.zeros(Z.shape[1])
+        beta[0] = _base_logit(y01)
+        betas = []
         for g, relative in enumerate(PENALTY_GRID):
-            beta = _newton_logistic(Z[train], y01[train], relative * top, beta, PATH_STEPS)
+            beta = _newton_logistic(Z_train, y_train, relative * top, beta, path_steps)
             out_of_fold[g, test] = Z[test] @ beta
             betas.append(beta)
         fold_betas.append(betas)
@@ -320,14 +330,16 @@ def fit_probability_model(
             f"the probability model needs both classes among the training and anchor rows; got {y.size} rows "
             f"with {int(y.sum())} positive."
         )
-    X = np.asarray(features, dtype=float)
-    X_all = np.vstack([X, np.asarray(holdout_features, dtype=float)])
+    X, X_h = np.asarray(features, dtype=float), np.asarray(holdout_features, dtype=float)
+    r = X.shape[1]
+    if ordered:  # only the leading directions enter the design: skip copying the others
+        X, X_h = X[:, :MAX_COMPONENTS], X_h[:, :MAX_COMPONENTS]
+    X_all = np.vstack([X, X_h])
     y_all = np.r_[y, np.asarray(holdout_y01, dtype=float)]
     if _is_constant(X_all):
         base = _base_logit(y_all)
         a, b = fit_sigmoid(np.full(y_all.size, base), y_all)
-        model = ProbabilityModel(np.zeros(X.shape[1]), base, a, b, 0.0, int(y_all.size),
-                                 np.zeros(X.shape[1]), _base_logit(y))
+        model = ProbabilityModel(np.zeros(r), base, a, b, 0.0, int(y_all.size), np.zeros(r), _base_logit(y))
         return model, np.full(y_all.size - y.size, _base_logit(y))
     design = _Design.of(X_all, ordered)
     Z = design.matrix(X_all)
@@ -336,8 +348,8 @@ def fit_probability_model(
     beta = _newton_logistic(Z, y_all, lam, start)
     a, b = fit_sigmoid(out_of_fold, y_all)
     Z_ij = Z[: y.size]
-    start_ij, g_ij, _ = _cross_validated(Z_ij, y)
+    start_ij, g_ij, _ = _cross_validated(Z_ij, y, INTERVAL_PATH_STEPS)
     beta_ij = _newton_logistic(Z_ij, y, PENALTY_GRID[g_ij] * _trace(Z_ij), start_ij)
-    v, c = design.coefficients(beta)
-    v_ij, c_ij = design.coefficients(beta_ij)
+    v, c = design.coefficients(beta, r)
+    v_ij, c_ij = design.coefficients(beta_ij, r)
     return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij), Z[y.size:] @ beta_ij
