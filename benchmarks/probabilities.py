@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import statistics
 import sys
 import time
@@ -276,6 +278,10 @@ def markdown(result, args) -> str:
              f"rows (C tuned by {args.folds}-fold CV accuracy on 2^(-5..5)). `rule VA(H)`: the previous default "
              "(the rule's own f calibrated by Venn-Abers on H, merged). Definitions: docstring of "
              "benchmarks/probabilities.py.", ""]
+    run = result.get("run")
+    if run:
+        lines += [f"Run: commit {run['commit']}, load average at the end {run['load_average']} on {run['host_cpus']} "
+                  f"cores; seeds: {run['seeds']}.", ""]
     methods = [m for m in METHODS if any(m in r["scores"] for part in ("synthetic", "real")
                                          for r in result.get(part, {}).values())]
     synth = result.get("synthetic")
@@ -382,9 +388,9 @@ def main(argv=None) -> None:
     if args.combine:
         for tag in args.combine:
             part = json.loads((RESULTS / f"probabilities_{tag}.json").read_text())
-            for key in ("synthetic", "real", "cost"):
+            for key in ("synthetic", "real", "cost", "run"):
                 if key in part:
-                    result[key] = result.get(key, {}) | part[key] if key != "cost" else part[key]
+                    result[key] = result.get(key, {}) | part[key] if key not in ("cost", "run") else part[key]
         args.parts = []
     if "synthetic" in args.parts:
         result["synthetic"] = synthetic(args)
@@ -392,6 +398,12 @@ def main(argv=None) -> None:
         result["real"] = real_data(args)
     if "cost" in args.parts:
         result["cost"] = cost(args)
+    result["run"] = result.get("run") or {
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=Path(__file__).parent).stdout.strip(),
+        "load_average": [round(x, 1) for x in os.getloadavg()], "host_cpus": os.cpu_count(),
+        "seeds": "synthetic rep r: data seed 1000 + r, fit random_state r; real split k: "
+                 "StratifiedShuffleSplit(random_state=0), fit random_state k"}
     report = markdown(result, args)
     print(report)
     stem = "probabilities" + _suffix(args)
