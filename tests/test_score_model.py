@@ -136,6 +136,9 @@ def test_the_interval_score_never_sees_the_held_out_rows_and_the_point_score_use
     np.testing.assert_array_equal(h_scores, h_flipped)  # the interval score does not
     np.testing.assert_allclose(h_scores, model.interval_score(X[hold]))
     np.testing.assert_allclose(model.interval_score(X[hold]), flipped.interval_score(X[hold]))
+    moved, _ = fit_probability_model(X[fit], y[fit], X[hold] + 5.0, y[hold])  # H's features do not reach it either
+    np.testing.assert_array_equal(moved.interval_coef, model.interval_coef)
+    assert moved.interval_intercept == model.interval_intercept
 
 
 def test_the_interval_score_falls_back_to_the_point_score_for_older_models():

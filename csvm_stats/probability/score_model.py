@@ -39,10 +39,11 @@ map of the fit; :mod:`csvm_stats.optimization.kernels`):
    target, which is the base rate up to :math:`O(1/n)`: no base-rate bias (the
    Venn-Abers merge :math:`p_1/(1 - p_0 + p_1)` over-predicts at low
    prevalence; :mod:`csvm_stats.probability.venn_abers`).
-3. **Interval score.** The same penalised logistic regression (same
-   directions, its own cross-validated penalty, :data:`INTERVAL_PATH_STEPS`
-   Newton step per value along the path) fitted on :math:`I \cup J` alone
-   gives :math:`\eta_{IJ}`, which never reads H.
+3. **Interval score.** The same penalised logistic regression (its
+   centring, principal directions, penalty scale and cross-validated penalty
+   all from :math:`I \cup J`; :data:`INTERVAL_PATH_STEPS` Newton step per
+   value along the path) fitted on :math:`I \cup J` alone gives
+   :math:`\eta_{IJ}`, which reads nothing of H, neither labels nor features.
 
 The validity statement is the inductive Venn-Abers interval of
 :math:`\eta_{IJ}` calibrated on H alone
@@ -321,8 +322,8 @@ def fit_probability_model(
     ``features``/``y01``: feature-map rows and 0/1 labels of I u J;
     ``holdout_*``: those of H; ``ordered`` as in :func:`fit_score`. The point
     score :math:`\\eta` and its sigmoid use all these rows (steps 1 and 2);
-    the interval score :math:`\\eta_{IJ}` and its penalty use I u J alone
-    (step 3), so H's labels never reach it.
+    the interval score :math:`\\eta_{IJ}`, its design and its penalty use
+    I u J alone (step 3), so nothing of H reaches it.
     """
     y = np.asarray(y01, dtype=float)
     if y.size < 2 or y.min() == y.max():
@@ -347,9 +348,10 @@ def fit_probability_model(
     lam = PENALTY_GRID[g] * _trace(Z)
     beta = _newton_logistic(Z, y_all, lam, start)
     a, b = fit_sigmoid(out_of_fold, y_all)
-    Z_ij = Z[: y.size]
+    design_ij = _Design.of(X, ordered)  # centring, directions and penalty scale from I u J too: nothing of H
+    Z_ij = design_ij.matrix(X)
     start_ij, g_ij, _ = _cross_validated(Z_ij, y, INTERVAL_PATH_STEPS)
     beta_ij = _newton_logistic(Z_ij, y, PENALTY_GRID[g_ij] * _trace(Z_ij), start_ij)
     v, c = design.coefficients(beta, r)
-    v_ij, c_ij = design.coefficients(beta_ij, r)
-    return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij), Z[y.size:] @ beta_ij
+    v_ij, c_ij = design_ij.coefficients(beta_ij, r)
+    return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij), design_ij.matrix(X_h) @ beta_ij
