@@ -7,11 +7,12 @@
 #   tpr_min=...).fit()` with its default split into a training sample I, an
 #   anchor sample J and a held-out sample H), a **probability model fitted
 #   beside the rule**: penalised logistic regression on the same columns (or
-#   the same kernel feature map) over I and J, its penalty chosen by
-#   cross-validated log loss, recalibrated by a sigmoid on scores it
-#   did not see. With it comes an interval [p0, p1]: the inductive
-#   **Venn-Abers** predictor (Vovk and Petej 2014) of the model's score on H,
-#   which neither the model nor the rule's direction saw. One of p0, p1 is a
+#   the same kernel feature map) over all the rows, I, J and H, its penalty
+#   chosen by cross-validated log loss, recalibrated by a sigmoid on
+#   out-of-fold scores. With it comes an interval [p0, p1]: the inductive
+#   **Venn-Abers** predictor (Vovk and Petej 2014), calibrated on H, of the
+#   same regression refitted on I and J alone, so that neither that score nor
+#   the rule's direction saw H. One of p0, p1 is a
 #   calibrated probability in Venn's sense (among points given that value, the
 #   share of positives equals it); [p0, p1] is **not** a confidence interval
 #   for the true P(y = 1 | x);
@@ -79,9 +80,9 @@ print(f"test tumours called malignant with P < 1/2: {int((called & ~more_probabl
 # and there is no single probability threshold that reproduces the rule. The
 # summary counts how often the two disagree on H, and the table above on the
 # test tumours. The point probability p need not lie inside [p0, p1]: the
-# interval is the Venn-Abers statement about the score on H, the point
-# probability a smoother fit that also uses the out-of-fold scores of I and
-# J. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
+# interval is the Venn-Abers statement about the score fitted without H,
+# calibrated on H; the point probability is a smoother fit that uses every
+# row. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
 # there is no held-out sample; the probabilities are then cross-fitted
 # Venn-Abers of the rule's own decision value, monotone in it, and the rule is
 # a threshold t on them (tumours with P exactly t are called either way; the
