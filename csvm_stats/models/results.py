@@ -257,8 +257,8 @@ class CSVMResults(FitResults):
         """The calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
 
         Held-out when H has enough points of both classes: a logistic
-        probability model on I u J, recalibrated, with the Venn-Abers interval
-        of its score on H; else cross-fitted (the CSVM refitted on folds of
+        probability model on I u J u H, recalibrated, with the Venn-Abers
+        interval on H of its refit on I u J; else cross-fitted (the CSVM refitted on folds of
         I u J, Venn-Abers on its decision values).
         """
         return calibrate(self)
