@@ -162,7 +162,17 @@ print(pd.DataFrame(errors).T.round(4).to_string())
 # the diagonal like Platt's; logistic regression, the right model for the
 # logistic truth, is best there. The 20-repetition averages over eight truths
 # and eleven data sets, and the targets they are held to, are in
-# `benchmarks/results/probabilities.md`.
+# `benchmarks/results/probabilities.md`. There, on
+# `CSVM.from_formula("y ~ .", data, tpr_min=0.9).fit()` with its default
+# split: the default's mean squared error to the true probability was 0.11 to
+# 0.99 times tuned Platt's on all eight truths (20 repetitions, 20,000 test
+# points each); mean P was within 0.005 of the prevalence at 10% and 15%
+# positives; its Brier score was within 1.05 times the better of Platt and
+# isotonic on 9 of 11 data sets (means over 3 splits; the misses are banknote,
+# 1.09, where one split's isotonic fit is twice as good, and srbct, where the
+# fit has too few held-out points, takes the cross-fitted route and isotonic
+# scores 0); building the model took 12.9% of a linear Wisconsin fit's CPU
+# time and 9.0% of an RBF one's.
 
 # %% [markdown]
 # ## EBB, as published
