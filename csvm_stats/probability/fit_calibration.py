@@ -10,8 +10,8 @@ Two routes, by the size of the held-out sample H:
   by cross-validated log loss, recalibrated by a sigmoid on the out-of-fold
   scores. That gives the point probability P. The interval :math:`[p_0, p_1]`
   is the inductive Venn-Abers predictor, calibrated on H alone, of the same
-  regression refitted on :math:`I \cup J` alone (its own cross-validated
-  penalty): H was seen by neither that score nor the rule's direction, so
+  regression fitted on :math:`I \cup J` alone (the mean of its
+  cross-validation fold models, its own penalty): H was seen by neither that score nor the rule's direction, so
   under exchangeability one of
   :math:`p_0, p_1` is a calibrated probability of y = 1 (calibration in Venn's
   sense: among points given that value, the share of positives equals it).
