@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import statistics
 import sys
 import time
@@ -226,24 +228,31 @@ def real_data(args) -> dict:
 
 
 def cost(args) -> dict:
-    """Part 3: a default Wisconsin fit and its probability model, alternating, CPU seconds."""
+    """Part 3: default Wisconsin fits and their probability models, linear and RBF alternating, CPU seconds."""
     X, y = load_dataset("wisconsin")
     data = _frame(np.asarray(X, float), (y.to_numpy() > 0).astype(int))
-    fit_cpu, model_cpu = [], []
+    kernels = ("linear", "rbf")
+    fit_cpu = {k: [] for k in kernels}
+    model_cpu = {k: [] for k in kernels}
+    routes = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", (CappedTargetWarning, UserWarning))
         for rep in range(args.cost_repeats + 1):
-            start = time.process_time()
-            res = CSVM.from_formula("y ~ .", data, tpr_min=TPR_MIN).fit(random_state=rep)
-            middle = time.process_time()
-            calibration = res.calibration
-            end = time.process_time()
-            if rep:  # the first pair warms up
-                fit_cpu.append(middle - start)
-                model_cpu.append(end - middle)
-    fit_s, model_s = statistics.median(fit_cpu), statistics.median(model_cpu)
-    return {"fit_cpu": fit_s, "model_cpu": model_s, "ratio": model_s / fit_s, "repeats": args.cost_repeats,
-            "route": calibration.method}
+            for kernel in kernels:
+                start = time.process_time()
+                res = CSVM.from_formula("y ~ .", data, tpr_min=TPR_MIN, kernel=kernel).fit(random_state=rep)
+                middle = time.process_time()
+                calibration = res.calibration
+                end = time.process_time()
+                routes[kernel] = calibration.method
+                if rep:  # the first pair warms up
+                    fit_cpu[kernel].append(middle - start)
+                    model_cpu[kernel].append(end - middle)
+    out = {}
+    for kernel in kernels:
+        fit_s, model_s = statistics.median(fit_cpu[kernel]), statistics.median(model_cpu[kernel])
+        out[kernel] = {"fit_cpu": fit_s, "model_cpu": model_s, "ratio": model_s / fit_s, "route": routes[kernel]}
+    return out | {"repeats": args.cost_repeats}
 
 
 def _suffix(args) -> str:
@@ -269,6 +278,10 @@ def markdown(result, args) -> str:
              f"rows (C tuned by {args.folds}-fold CV accuracy on 2^(-5..5)). `rule VA(H)`: the previous default "
              "(the rule's own f calibrated by Venn-Abers on H, merged). Definitions: docstring of "
              "benchmarks/probabilities.py.", ""]
+    run = result.get("run")
+    if run:
+        lines += [f"Run: commit {run['commit']}, load average at the end {run['load_average']} on {run['host_cpus']} "
+                  f"cores; seeds: {run['seeds']}.", ""]
     methods = [m for m in METHODS if any(m in r["scores"] for part in ("synthetic", "real")
                                          for r in result.get(part, {}).values())]
     synth = result.get("synthetic")
@@ -339,10 +352,16 @@ def markdown(result, args) -> str:
                   f"Met on {met} of {len(real)} data sets (target: at least 9).", ""]
     c = result.get("cost")
     if c:
-        lines += ["## Cost (Wisconsin, `CSVM.from_formula(\"y ~ .\", wisconsin, tpr_min=0.9).fit()`)", "",
-                  f"CPU seconds, median of {c['repeats']} alternating repeats: fit {1000 * c['fit_cpu']:.1f} ms, "
-                  f"probability model ({c['route']} route) {1000 * c['model_cpu']:.2f} ms = "
-                  f"{100 * c['ratio']:.1f}% of the fit (target <= 10%).", ""]
+        lines += ["## Cost (Wisconsin, `CSVM.from_formula(\"y ~ .\", wisconsin, tpr_min=0.9, kernel=...).fit()`)", "",
+                  f"CPU seconds, median of {c['repeats']} repeats, linear and RBF fits alternating "
+                  "(target: probability model <= 10% of the fit).", "",
+                  "| kernel | route | fit ms | probability model ms | ratio | met |", "|---|---|---|---|---|---|"]
+        for kernel in ("linear", "rbf"):
+            k = c.get(kernel)
+            if k:
+                lines.append(f"| {kernel} | {k['route']} | {1000 * k['fit_cpu']:.1f} | {1000 * k['model_cpu']:.2f} | "
+                             f"{100 * k['ratio']:.1f}% | {'yes' if k['ratio'] <= 0.10 else 'no'} |")
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -369,9 +388,9 @@ def main(argv=None) -> None:
     if args.combine:
         for tag in args.combine:
             part = json.loads((RESULTS / f"probabilities_{tag}.json").read_text())
-            for key in ("synthetic", "real", "cost"):
+            for key in ("synthetic", "real", "cost", "run"):
                 if key in part:
-                    result[key] = result.get(key, {}) | part[key] if key != "cost" else part[key]
+                    result[key] = result.get(key, {}) | part[key] if key not in ("cost", "run") else part[key]
         args.parts = []
     if "synthetic" in args.parts:
         result["synthetic"] = synthetic(args)
@@ -379,6 +398,12 @@ def main(argv=None) -> None:
         result["real"] = real_data(args)
     if "cost" in args.parts:
         result["cost"] = cost(args)
+    result["run"] = result.get("run") or {
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=Path(__file__).parent).stdout.strip(),
+        "load_average": [round(x, 1) for x in os.getloadavg()], "host_cpus": os.cpu_count(),
+        "seeds": "synthetic rep r: data seed 1000 + r, fit random_state r; real split k: "
+                 "StratifiedShuffleSplit(random_state=0), fit random_state k"}
     report = markdown(result, args)
     print(report)
     stem = "probabilities" + _suffix(args)

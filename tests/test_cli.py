@@ -286,6 +286,37 @@ def test_saved_model_keeps_the_calibration_and_predict_proba_gives_it(files, cap
     np.testing.assert_allclose(table["p"], results.predict_proba(new).to_numpy(), rtol=1e-9)
 
 
+def test_a_file_with_one_probability_score_still_loads_and_a_half_interval_score_is_refused(files, tmp_path):
+    """Files written before the interval score was separated from P's score use prob_coef for both."""
+    data = _frame(240, 3)  # H of 60 rows: the held-out route
+    results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)
+    assert results.calibration.method == "held-out"
+    path = save_model(results, files["dir"] / "proba2.csvm")
+    with zipfile.ZipFile(path) as source:
+        assert "arrays/prob_interval_coef.npy" in source.namelist()
+
+    def one_score(meta):
+        del meta["calibration"]["model"]["interval_intercept"]
+
+    old = tmp_path / "old.csvm"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(old, "w") as copy:
+        for info in source.infolist():
+            body = source.read(info.filename)
+            if info.filename == "model.json":
+                meta = json.loads(body)
+                one_score(meta)
+                body = json.dumps(meta).encode()
+            if info.filename != "arrays/prob_interval_coef.npy":
+                copy.writestr(info.filename, body)
+    loaded = load_model(old)
+    model = loaded.probability_model
+    assert model.interval_coef is None
+    new = pd.read_parquet(files["new"])
+    np.testing.assert_allclose(loaded.predict_proba(new).to_numpy(), results.predict_proba(new).to_numpy(), rtol=1e-12)
+    with pytest.raises(ModelFileError, match="interval_intercept and prob_interval_coef"):
+        load_model(_rewrite(path, tmp_path / "half.csvm", metadata=one_score))
+
+
 def test_tampered_calibration_is_refused(files, tmp_path):
     data = pd.read_csv(files["train"])
     results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)

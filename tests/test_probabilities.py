@@ -53,9 +53,9 @@ def test_held_out_route_is_the_probability_model_with_the_venn_abers_interval_of
     cal = held_out.calibration
     h = held_out.split.holdout
     rows = np.concatenate([held_out.split.train, held_out.split.anchor])
-    assert cal.method == "held-out" and cal.predictor.n == h.size and cal.model.n == rows.size
+    assert cal.method == "held-out" and cal.predictor.n == h.size and cal.model.n == rows.size + h.size
     features = held_out.fitted_features
-    expected = VennAbers.fit(cal.model.score(features[h]), held_out.model.y[h])
+    expected = VennAbers.fit(cal.model.interval_score(features[h]), held_out.model.y[h])
     np.testing.assert_array_equal(cal.predictor.p0, expected.p0)
     np.testing.assert_array_equal(cal.predictor.p1, expected.p1)
     new = frame.drop(columns="status").iloc[[5, 1, 9]]

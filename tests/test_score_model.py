@@ -82,7 +82,7 @@ def test_probability_model_is_unbiased_at_ten_percent_where_the_merge_is_not():
         X_new, y_new, _ = _logistic(4000, seed=500 + seed, shift=3.2)
         truth = 1 / (1 + np.exp(-(X_new @ np.array([1.5, -1.0, 0.5, 0.0]) - 3.2)))
         model_bias.append(model.predict(X_new).mean() - truth.mean())
-        merge_bias.append(VennAbers.fit(h_scores, y[hold]).predict(model.score(X_new)).mean() - truth.mean())
+        merge_bias.append(VennAbers.fit(h_scores, y[hold]).predict(model.interval_score(X_new)).mean() - truth.mean())
     assert abs(np.mean(model_bias)) <= 0.01
     assert np.mean(merge_bias) > np.mean(model_bias)
 
@@ -95,7 +95,7 @@ def test_constant_features_give_the_base_rate_and_the_pooled_interval():
     assert np.all(model.coef == 0) and model.slope == 0.0
     va = VennAbers.fit(h_scores, y[80:])
     k, m = int(y[80:].sum()), 40
-    p0, p1 = va.interval(model.score(X[:5]))
+    p0, p1 = va.interval(model.interval_score(X[:5]))
     np.testing.assert_allclose(p0, k / (m + 1))
     np.testing.assert_allclose(p1, (k + 1) / (m + 1))
     np.testing.assert_allclose(model.predict(X[:5]), model.predict(X[:1])[0])  # one value: the smoothed base rate
@@ -123,3 +123,26 @@ def test_separable_data_stay_finite():
     model, h = fit_probability_model(X, y, X, y)
     p = model.predict(X)
     assert np.isfinite(p).all() and p[:20].max() < 0.5 < p[20:].min()
+
+
+def test_the_interval_score_never_sees_the_held_out_rows_and_the_point_score_uses_them():
+    """[p0, p1] stays valid: its score is fitted on I u J alone (H's labels cannot move it); P's score uses H too."""
+    X, y, _ = _logistic(400, seed=7)
+    fit, hold = slice(0, 300), slice(300, 400)
+    model, h_scores = fit_probability_model(X[fit], y[fit], X[hold], y[hold])
+    flipped, h_flipped = fit_probability_model(X[fit], y[fit], X[hold], 1.0 - y[hold])
+    assert model.n == 400 and model.interval_coef is not None
+    assert not np.allclose(model.coef, flipped.coef)  # the point score reads H's labels
+    np.testing.assert_array_equal(h_scores, h_flipped)  # the interval score does not
+    np.testing.assert_allclose(h_scores, model.interval_score(X[hold]))
+    np.testing.assert_allclose(model.interval_score(X[hold]), flipped.interval_score(X[hold]))
+    moved, _ = fit_probability_model(X[fit], y[fit], X[hold] + 5.0, y[hold])  # H's features do not reach it either
+    np.testing.assert_array_equal(moved.interval_coef, model.interval_coef)
+    assert moved.interval_intercept == model.interval_intercept
+
+
+def test_the_interval_score_falls_back_to_the_point_score_for_older_models():
+    X, y, _ = _logistic(200, seed=8)
+    model, _ = fit_probability_model(X[:150], y[:150], X[150:], y[150:])
+    old = type(model)(model.coef, model.intercept, model.slope, model.offset, model.penalty, model.n)
+    np.testing.assert_array_equal(old.interval_score(X), old.score(X))

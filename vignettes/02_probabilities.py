@@ -7,11 +7,12 @@
 #   tpr_min=...).fit()` with its default split into a training sample I, an
 #   anchor sample J and a held-out sample H), a **probability model fitted
 #   beside the rule**: penalised logistic regression on the same columns (or
-#   the same kernel feature map) over I and J, its penalty chosen by
-#   cross-validated log loss, recalibrated by a sigmoid on scores it
-#   did not see. With it comes an interval [p0, p1]: the inductive
-#   **Venn-Abers** predictor (Vovk and Petej 2014) of the model's score on H,
-#   which neither the model nor the rule's direction saw. One of p0, p1 is a
+#   the same kernel feature map) over all the rows, I, J and H, its penalty
+#   chosen by cross-validated log loss, recalibrated by a sigmoid on
+#   out-of-fold scores. With it comes an interval [p0, p1]: the inductive
+#   **Venn-Abers** predictor (Vovk and Petej 2014), calibrated on H, of the
+#   same regression refitted on I and J alone, so that neither that score nor
+#   the rule's direction saw H. One of p0, p1 is a
 #   calibrated probability in Venn's sense (among points given that value, the
 #   share of positives equals it); [p0, p1] is **not** a confidence interval
 #   for the true P(y = 1 | x);
@@ -79,9 +80,9 @@ print(f"test tumours called malignant with P < 1/2: {int((called & ~more_probabl
 # and there is no single probability threshold that reproduces the rule. The
 # summary counts how often the two disagree on H, and the table above on the
 # test tumours. The point probability p need not lie inside [p0, p1]: the
-# interval is the Venn-Abers statement about the score on H, the point
-# probability a smoother fit that also uses the out-of-fold scores of I and
-# J. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
+# interval is the Venn-Abers statement about the score fitted without H,
+# calibrated on H; the point probability is a smoother fit that uses every
+# row. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
 # there is no held-out sample; the same probability model is then cross-fitted:
 # its sigmoid and interval are fitted on its own out-of-fold scores (no CSVM
 # refit; the interval then has no finite-sample guarantee), and the summary
@@ -161,7 +162,17 @@ print(pd.DataFrame(errors).T.round(4).to_string())
 # the diagonal like Platt's; logistic regression, the right model for the
 # logistic truth, is best there. The 20-repetition averages over eight truths
 # and eleven data sets, and the targets they are held to, are in
-# `benchmarks/results/probabilities.md`.
+# `benchmarks/results/probabilities.md`. There, on
+# `CSVM.from_formula("y ~ .", data, tpr_min=0.9).fit()` with its default
+# split: the default's mean squared error to the true probability was 0.11 to
+# 0.99 times tuned Platt's on all eight truths (20 repetitions, 20,000 test
+# points each); mean P was within 0.005 of the prevalence at 10% and 15%
+# positives; its Brier score was within 1.05 times the better of Platt and
+# isotonic on 9 of 11 data sets (means over 3 splits; the misses are banknote,
+# 1.09, where one split's isotonic fit is twice as good, and srbct, where the
+# fit has too few held-out points, takes the cross-fitted route and isotonic
+# scores 0); building the model took 12.2% of a linear Wisconsin fit's CPU
+# time and 8.1% of an RBF one's.
 
 # %% [markdown]
 # ## EBB, as published

@@ -32,7 +32,7 @@ ARRAY_PREFIX = "arrays/"
 LINEAR_ARRAYS = ("coef", "scale_mean", "scale_sd")
 KERNEL_ARRAYS = ("reference", "projection")
 CALIBRATION_ARRAYS = ("va_scores", "va_p0", "va_p1")
-PROBABILITY_ARRAYS = ("prob_coef",)
+PROBABILITY_ARRAYS = ("prob_coef", "prob_interval_coef")
 #: A multiclass file's per-class calibration arrays (:mod:`csvm_stats.multiclass.persistence`).
 #: Caps checked from the ZIP directory and the ``.npy`` headers before anything is
 #: decompressed or allocated (they guard against ZIP bombs and huge declared shapes).

@@ -54,12 +54,15 @@ A ZIP archive with exactly these members:
     "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
     (:mod:`csvm_stats.probability.fit_calibration`), and ``"model":
     {"intercept": float, "slope": float, "offset": float, "penalty": float,
-    "n": int}``, the probability model beside the rule
-    (:mod:`csvm_stats.probability.score_model`), whose score the Venn-Abers
-    arrays then calibrate. Older files lack the model (held-out files before
-    the probability model, cross-fitted files before the cross-fitted route
-    used it): their arrays calibrate the decision function and P is the merge
-    p1 / (1 - p0 + p1).
+    "n": int, "interval_intercept": float}``, the probability model beside the
+    rule (:mod:`csvm_stats.probability.score_model`); the Venn-Abers arrays
+    calibrate its interval score (``prob_interval_coef``,
+    ``interval_intercept``: the held-out route's score fitted without H; absent
+    on the cross-fitted route and in older files, where the single score
+    ``prob_coef`` serves both). Older files lack the model (held-out files
+    before the probability model, cross-fitted files before the cross-fitted
+    route used it): their arrays calibrate the decision function and P is the
+    merge p1 / (1 - p0 + p1).
 
 ``arrays/<name>.npy`` (NumPy ``.npy``, float64, never object arrays)
     ``coef`` (r,), ``scale_mean`` (p,), ``scale_sd`` (p,); for a kernel also
@@ -67,7 +70,8 @@ A ZIP archive with exactly these members:
     ``va_scores`` (k,) (the distinct calibration scores, increasing)
     and ``va_p0``, ``va_p1`` (2k + 1,) (the Venn-Abers probabilities of every
     slot, :class:`csvm_stats.probability.venn_abers.VennAbers`); with a
-    probability model ``prob_coef`` (r,), its coefficients on the feature map.
+    probability model ``prob_coef`` (r,), its coefficients on the feature map, and
+    ``prob_interval_coef`` (r,), those of its interval score.
 
 The decision function is :math:`f(x) = \phi(s(x))^\top w + b` with
 :math:`s(x) = (x - \text{scale\_mean}) / \text{scale\_sd}` and
@@ -410,6 +414,9 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
             metadata["calibration"]["model"] = {"intercept": m.intercept, "slope": m.slope, "offset": m.offset,
                                                 "penalty": m.penalty, "n": m.n}
             arrays["prob_coef"] = m.coef
+            if m.interval_coef is not None:
+                metadata["calibration"]["model"]["interval_intercept"] = m.interval_intercept
+                arrays["prob_interval_coef"] = m.interval_coef
     return write_archive(path, metadata, arrays)
 
 

@@ -259,9 +259,8 @@ class SavedModel:
             p0, p1 = self.calibration.interval(phi @ self.coef + self.intercept)
             p = merge(p0, p1)
         else:
-            score = self.probability_model.score(phi)
-            p0, p1 = self.calibration.interval(score)
-            p = self.probability_model.probability(score)
+            p0, p1 = self.calibration.interval(self.probability_model.interval_score(phi))
+            p = self.probability_model.predict(phi)
         if interval:
             return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
         return pd.Series(p, index=design.index, name=f"P({self.coding.positive!r})")

@@ -256,10 +256,10 @@ class CSVMResults(FitResults):
     def calibration(self) -> Calibration:
         """The calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
 
-        A logistic probability model on I u J, recalibrated: with the
-        Venn-Abers interval of its score on H when H has enough points of both
-        classes, else cross-fitted (sigmoid and interval on its out-of-fold
-        scores; no CSVM refit).
+        A logistic probability model, recalibrated: on I u J u H with the
+        Venn-Abers interval on H of its refit on I u J when H has enough
+        points of both classes, else on I u J, cross-fitted (sigmoid and
+        interval on its out-of-fold scores; no CSVM refit).
         """
         return calibrate(self)
 

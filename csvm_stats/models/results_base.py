@@ -44,7 +44,7 @@ ROLE_TEXT = {
     "train": "fits the rule",
     "anchor": "the rule was required to meet the requirements on these rows, so their rates are in-sample, "
               "not evidence about new data",
-    "holdout": "never used to fit: every confidence statement comes from these rows",
+    "holdout": "never used to fit the rule: every confidence statement comes from these rows",
 }
 #: Columns of every fit's ``rates`` table (two classes: one row per rate; several: one per class).
 RATE_COLUMNS: tuple[str, ...] = (

@@ -6,12 +6,13 @@ Two routes, by the size of the held-out sample H:
   :data:`MIN_PER_CLASS` of each class; the default split of
   ``CSVM.from_formula(..., tpr_min=...).fit()``): a separate probability model
   (:mod:`csvm_stats.probability.score_model`): penalised logistic regression
-  on the fit's feature map over :math:`I \cup J`, its penalty chosen by
-  cross-validated log loss, recalibrated by a sigmoid on the out-of-fold
-  scores of :math:`I \cup J` and the scores of H. That gives
-  the point probability P. The interval :math:`[p_0, p_1]` is the inductive
-  Venn-Abers predictor of the score calibrated on H alone: H was seen by
-  neither the score nor the rule's direction, so under exchangeability one of
+  on the fit's feature map over :math:`I \cup J \cup H`, its penalty chosen
+  by cross-validated log loss, recalibrated by a sigmoid on the out-of-fold
+  scores. That gives the point probability P. The interval :math:`[p_0, p_1]`
+  is the inductive Venn-Abers predictor, calibrated on H alone, of the same
+  regression fitted on :math:`I \cup J` alone (the mean of its
+  cross-validation fold models, its own penalty): H was seen by neither that score nor the rule's direction, so
+  under exchangeability one of
   :math:`p_0, p_1` is a calibrated probability of y = 1 (calibration in Venn's
   sense: among points given that value, the share of positives equals it).
   It is **not** a confidence interval for :math:`P(y = 1 \mid x)` (the true
@@ -165,9 +166,8 @@ class Calibration:
         if self.model is None:
             p0, p1 = self.predictor.interval(decision)
             return p0, p1, merge(p0, p1)
-        score = self.model.score(features)
-        p0, p1 = self.predictor.interval(score)
-        return p0, p1, self.model.probability(score)
+        p0, p1 = self.predictor.interval(self.model.interval_score(features))
+        return p0, p1, self.model.predict(features)
 
     @property
     def threshold(self) -> float:
@@ -185,7 +185,7 @@ class Calibration:
         """One line for the summary: method and number of points."""
         va = self.predictor
         if self.model is not None and self.method == "held-out":
-            return (f"logistic model on I u J ({self.model.n} points), Venn-Abers interval on {va.n} held-out points "
+            return (f"logistic model on all {self.model.n} points, Venn-Abers interval on {va.n} held-out points "
                     f"({va.n_positive} positive)")
         if self.model is not None:
             return f"logistic model, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
@@ -264,7 +264,7 @@ def calibrate(results: CalibratedFit) -> Calibration:
     if planned_route(results) == "held-out":
         model, h_scores = fit_probability_model(features[rows], y_rows, features[holdout], y_holdout, ordered=ordered)
         predictor = VennAbers.fit(h_scores, y[holdout])
-        rule = RuleCheck.of("held-out", model.probability(h_scores), f[holdout] >= 0)
+        rule = RuleCheck.of("held-out", model.predict(features[holdout]), f[holdout] >= 0)
         return Calibration("held-out", predictor, model=model, rule=rule)
     check_calibration_sample(y, "The data")
     n_pos, n_neg = int(y_rows.sum()), int(y_rows.size - y_rows.sum())

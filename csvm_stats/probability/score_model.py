@@ -2,14 +2,13 @@ r"""A probability model beside the CSVM rule: penalised logistic regression on t
 
 The rule's own decision function :math:`f` is a poor probability score on the
 held-out route: it is trained on I alone (half the rows), at the user's C, and
-bent by the rate requirement. This module fits a separate score on all of
-:math:`I \cup J` (the rows the rule was fitted on), in the same space as the
-rule, :math:`\phi(s(x))` (the standardisation and kernel feature map of the
-fit; :mod:`csvm_stats.optimization.kernels`):
+bent by the rate requirement. This module fits separate scores in the same
+space as the rule, :math:`\phi(s(x))` (the standardisation and kernel feature
+map of the fit; :mod:`csvm_stats.optimization.kernels`):
 
 1. **Score.** With :math:`Z` the first :data:`MAX_COMPONENTS` principal
-   components of the centred :math:`\phi` on :math:`I \cup J` (all of them
-   when there are fewer), the L2-penalised logistic regression
+   components of the centred :math:`\phi` on :math:`I \cup J \cup H` (all of
+   them when there are fewer), the L2-penalised logistic regression
 
    .. math:: \hat\beta_\lambda = \arg\min_\beta \sum_i \bigl[\log(1 + e^{\eta_i}) - y_i \eta_i\bigr]
              + \tfrac{\lambda}{2}\|\beta_{1:}\|^2, \qquad \eta_i = \beta_0 + z_i^\top \beta_{1:},
@@ -17,14 +16,16 @@ fit; :mod:`csvm_stats.optimization.kernels`):
    (intercept unpenalised; Newton's method, warm-started along a decreasing
    grid of :math:`\lambda`, :data:`PATH_STEPS` steps per value) is fitted for
    each :math:`\lambda` of :data:`PENALTY_GRID` times the trace of
-   :math:`Z^\top Z` on :data:`CV_FOLDS` stratified folds of :math:`I \cup J`,
+   :math:`Z^\top Z` on :data:`CV_FOLDS` stratified folds of the rows,
    and the :math:`\lambda` of smallest out-of-fold log loss is kept; the
-   score is then fitted on all of :math:`I \cup J` at that penalty, and each
+   score :math:`\eta` is then fitted on all the rows at that penalty, and each
    row's out-of-fold score :math:`\eta_{-i}` (from the fold model that did
    not see it) is kept for step 2. (An approximate leave-one-out criterion,
    Rad and Maleki 2020, was tried first: on nearly separable data such as
    Wisconsin it chose almost no penalty, and the Brier score was 1.6 times
-   Platt's.)
+   Platt's.) Using H here as well as :math:`I \cup J` lowered the Brier score
+   on 7 of 8 data sets of ``benchmarks/probabilities.py`` (10 development
+   splits, not the benchmark's), by up to 8%.
 
    For the RBF kernel this is kernel logistic regression on the leading
    eigen-directions of the Gram matrix of :math:`I \cup J`; for the linear
@@ -32,24 +33,33 @@ fit; :mod:`csvm_stats.optimization.kernels`):
 2. **Recalibration** (the point probability). The sigmoid
    :math:`P(y = 1 \mid x) = \sigma(a\,\eta(x) + b)` (Platt 1999, with Platt's
    smoothed targets :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)`) is
-   fitted by maximum likelihood on the pairs :math:`(\eta_{-i}, y_i)`,
-   i in :math:`I \cup J`, and :math:`(\eta(x_h), y_h)`, h in H: every pair is
-   a prediction for a point its score did not see. Its score equation for b
-   makes the mean probability on these pairs equal to the mean smoothed
+   fitted by maximum likelihood on the pairs :math:`(\eta_{-i}, y_i)`: every
+   pair is a prediction for a point its score did not see. Its score equation
+   for b makes the mean probability on these pairs equal to the mean smoothed
    target, which is the base rate up to :math:`O(1/n)`: no base-rate bias (the
    Venn-Abers merge :math:`p_1/(1 - p_0 + p_1)` over-predicts at low
    prevalence; :mod:`csvm_stats.probability.venn_abers`).
+3. **Interval score.** The same penalised logistic regression on
+   :math:`I \cup J` alone (its centring, principal directions, penalty scale
+   and cross-validated penalty all from :math:`I \cup J`;
+   :data:`INTERVAL_PATH_STEPS` Newton step per value along the path) gives
+   :math:`\eta_{IJ}`: the mean of the coefficients of the fold models at the
+   chosen penalty (a bagged score, not refitted on all of :math:`I \cup J`:
+   the refit cost a quarter of the model's time and left the interval's width
+   unchanged on development splits). It reads nothing of H, neither labels
+   nor features.
 
-The validity statement stays the inductive Venn-Abers interval of the score
-:math:`\eta` calibrated on H alone (:class:`~csvm_stats.probability.venn_abers.VennAbers`):
-H was used neither by the score nor by the rule's direction, so one of
+The validity statement is the inductive Venn-Abers interval of
+:math:`\eta_{IJ}` calibrated on H alone
+(:class:`~csvm_stats.probability.venn_abers.VennAbers`): H's labels were used
+neither by :math:`\eta_{IJ}` nor by the rule's direction, so one of
 :math:`p_0, p_1` is a calibrated probability in Venn's sense. The point
 probability P is not forced inside :math:`[p_0, p_1]` (forcing it added error
 and base-rate bias in ``benchmarks/probabilities.py``); how often it lies
 outside is reported there.
 
-Cost: a few Newton steps per grid value on at most :data:`MAX_COMPONENTS`
-columns (the leading kernel eigen-directions, or for a linear map with more
+Cost: a few Newton steps per grid value (two cross-validations: steps 1 and
+3) on at most :data:`MAX_COMPONENTS` columns (the leading kernel eigen-directions, or for a linear map with more
 columns, its leading principal components), with one BLAS thread
 (:func:`csvm_stats.optimization.blas.one_blas_thread`: spinning BLAS threads
 cost more CPU than these small products).
@@ -72,6 +82,8 @@ PENALTY_GRID = tuple(10.0 ** -k for k in (2.0, 3.0, 4.0, 5.0))
 NEWTON_STEPS = 30
 #: Newton steps per penalty along the path (warm-started; the chosen penalty is then solved to convergence).
 PATH_STEPS = 2
+#: Newton steps per penalty along the path of the interval score's cross-validation (step 3; it does not move P).
+INTERVAL_PATH_STEPS = 1
 #: Folds of the cross-validation that chooses the penalty.
 CV_FOLDS = 2
 NEWTON_TOL = 1e-6
@@ -90,6 +102,10 @@ class ProbabilityModel:
     ``coef`` (v) has one entry per feature-map column, ``intercept`` is c,
     ``slope`` and ``offset`` are a and b; ``penalty`` the chosen
     :math:`\lambda` (absolute), ``n`` the rows of the score fit.
+    ``interval_coef`` and ``interval_intercept`` give the score
+    :math:`\eta_{IJ}` fitted on :math:`I \cup J` alone, the one the Venn-Abers
+    interval calibrates on H (None: the same as :math:`\eta`, as in model
+    files written before the two scores were separated).
     """
 
     coef: np.ndarray
@@ -98,13 +114,21 @@ class ProbabilityModel:
     offset: float
     penalty: float = 0.0
     n: int = 0
+    interval_coef: np.ndarray | None = None
+    interval_intercept: float | None = None
 
     def score(self, features: np.ndarray) -> np.ndarray:
-        """The linear predictor :math:`\\eta(x)` of feature-map rows (the score Venn-Abers calibrates)."""
+        """The linear predictor :math:`\\eta(x)` of feature-map rows (the score P is a sigmoid of)."""
         return np.asarray(features, dtype=float) @ self.coef + self.intercept
 
+    def interval_score(self, features: np.ndarray) -> np.ndarray:
+        """The score :math:`\\eta_{IJ}(x)` that the Venn-Abers interval calibrates (fitted without H)."""
+        if self.interval_coef is None:
+            return self.score(features)
+        return np.asarray(features, dtype=float) @ self.interval_coef + self.interval_intercept
+
     def probability(self, score: np.ndarray) -> np.ndarray:
-        """The recalibrated probability :math:`\\sigma(a\\,\\eta + b)` of scores."""
+        """The recalibrated probability :math:`\\sigma(a\\,\\eta + b)` of scores :math:`\\eta`."""
         return _sigmoid(self.slope * np.asarray(score, dtype=float) + self.offset)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
@@ -152,6 +176,90 @@ def _folds(y01: np.ndarray) -> list[np.ndarray]:
     return [np.sort(order[j::k]) for j in range(k)]
 
 
+@dataclass(frozen=True)
+class _Design:
+    """The score's design: centred feature-map rows in at most :data:`MAX_COMPONENTS` principal directions."""
+
+    mean: np.ndarray
+    basis: np.ndarray | None  # None: the columns as they are (or their leading MAX_COMPONENTS when ``ordered``)
+    ordered: bool
+
+    @classmethod
+    def of(cls, X: np.ndarray, ordered: bool) -> _Design:
+        mean = X.mean(axis=0)
+        basis = None
+        if X.shape[1] > MAX_COMPONENTS and not ordered:
+            centred = X - mean
+            _, eigvec = np.linalg.eigh(centred.T @ centred)  # ascending
+            basis = eigvec[:, ::-1][:, :MAX_COMPONENTS]  # the leading principal directions
+        return cls(mean, basis, ordered)
+
+    def matrix(self, X: np.ndarray) -> np.ndarray:
+        """``[1, Z]``: the intercept column and the centred rows in the design's directions."""
+        centred = X - self.mean
+        Zc = centred @ self.basis if self.basis is not None else centred[:, :MAX_COMPONENTS]
+        return np.column_stack([np.ones(X.shape[0]), Zc])
+
+    def coefficients(self, beta: np.ndarray, r: int | None = None) -> tuple[np.ndarray, float]:
+        """``(v, c)`` with :math:`\\phi^\\top v + c` equal to the linear predictor :math:`\\beta^\\top [1, z]`.
+
+        ``r``: the columns of :math:`\\phi` (more than the design's when its
+        trailing columns were dropped before; their coefficients are 0).
+        """
+        m = self.mean.size
+        v = np.zeros(m if r is None else r)
+        if self.basis is not None:
+            v[:m] = self.basis @ beta[1:]
+        else:
+            v[: beta.size - 1] = beta[1:]
+        return v, float(beta[0] - self.mean @ v[:m])
+
+
+def _is_constant(X: np.ndarray) -> bool:
+    return X.shape[1] == 0 or not np.any(
+        np.abs(X - X.mean(axis=0)) > CONSTANT_TOL * max(1.0, float(np.max(np.abs(X)))))
+
+
+def _base_logit(y01: np.ndarray) -> float:
+    rate = (y01.sum() + 0.5) / (y01.size + 1.0)
+    return float(np.log(rate / (1.0 - rate)))
+
+
+def _trace(Z: np.ndarray) -> float:
+    """The trace of :math:`Z^\\top Z` over the non-intercept columns (the scale of the penalty)."""
+    return float(np.sum(Z[:, 1:] * Z[:, 1:]))
+
+
+def _cross_validated(Z: np.ndarray, y01: np.ndarray, path_steps: int = PATH_STEPS
+                     ) -> tuple[np.ndarray, int, np.ndarray]:
+    """Step 1's penalty choice on the design ``Z``: ``(start, g, out_of_fold)``.
+
+    ``g`` indexes :data:`PENALTY_GRID`; ``start`` is the mean of the fold
+    models at that penalty (a warm start), ``out_of_fold`` their scores of the
+    rows they did not see. Each fold follows the penalty path from the
+    largest value down, ``path_steps`` Newton steps per value.
+    """
+    n = Z.shape[0]
+    top = _trace(Z)
+    out_of_fold = np.empty((len(PENALTY_GRID), n))
+    fold_betas = []
+    for test in _folds(y01):
+        train = np.ones(n, dtype=bool)
+        train[test] = False
+        Z_train, y_train = Z[train], y01[train]
+        beta = np.zeros(Z.shape[1])
+        beta[0] = _base_logit(y01)
+        betas = []
+        for g, relative in enumerate(PENALTY_GRID):
+            beta = _newton_logistic(Z_train, y_train, relative * top, beta, path_steps)
+            out_of_fold[g, test] = Z[test] @ beta
+            betas.append(beta)
+        fold_betas.append(betas)
+    losses = np.mean(np.logaddexp(0.0, out_of_fold) - y01 * out_of_fold, axis=1)
+    g = int(np.argmin(losses))
+    return np.mean([betas[g] for betas in fold_betas], axis=0), g, out_of_fold[g]
+
+
 def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
               ) -> tuple[np.ndarray, float, float, np.ndarray]:
     """Step 1 of the module docstring: ``(coef, intercept, penalty, out_of_fold_scores)`` on feature-map rows.
@@ -165,42 +273,15 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
     ``intercept`` the logit of the base rate) and out-of-fold scores equal to it.
     """
     X = np.asarray(features, dtype=float)
-    n, r = X.shape
-    mean = X.mean(axis=0)
-    centred = X - mean
-    rate = (y01.sum() + 0.5) / (n + 1.0)
-    base = float(np.log(rate / (1.0 - rate)))
-    if r == 0 or not np.any(np.abs(centred) > CONSTANT_TOL * max(1.0, float(np.max(np.abs(X))))):
-        return np.zeros(r), base, 0.0, np.full(n, base)
-    basis = None
-    if r > MAX_COMPONENTS and ordered:
-        basis = np.eye(r)[:, :MAX_COMPONENTS]
-    elif r > MAX_COMPONENTS:
-        _, eigvec = np.linalg.eigh(centred.T @ centred)  # ascending
-        basis = eigvec[:, ::-1][:, :MAX_COMPONENTS]  # the leading principal directions
-    Zc = centred if basis is None else (centred[:, :MAX_COMPONENTS] if ordered else centred @ basis)
-    Z = np.column_stack([np.ones(n), Zc])
-    top = float(np.sum(Zc * Zc))  # the trace of Z'Z
-    folds = _folds(y01)
-    start = np.zeros(Z.shape[1])
-    start[0] = base
-    out_of_fold = np.empty((len(PENALTY_GRID), n))
-    fold_betas = []
-    for test in folds:
-        train = np.ones(n, dtype=bool)
-        train[test] = False
-        beta, betas = start, []
-        for g, relative in enumerate(PENALTY_GRID):
-            beta = _newton_logistic(Z[train], y01[train], relative * top, beta, PATH_STEPS)
-            out_of_fold[g, test] = Z[test] @ beta
-            betas.append(beta)
-        fold_betas.append(betas)
-    losses = np.mean(np.logaddexp(0.0, out_of_fold) - y01 * out_of_fold, axis=1)
-    g = int(np.argmin(losses))
-    lam = PENALTY_GRID[g] * top
-    beta = _newton_logistic(Z, y01, lam, np.mean([betas[g] for betas in fold_betas], axis=0))
-    v = beta[1:] if basis is None else basis @ beta[1:]
-    return v, float(beta[0] - mean @ v), lam, out_of_fold[g]
+    if _is_constant(X):
+        base = _base_logit(y01)
+        return np.zeros(X.shape[1]), base, 0.0, np.full(X.shape[0], base)
+    design = _Design.of(X, ordered)
+    Z = design.matrix(X)
+    start, g, out_of_fold = _cross_validated(Z, y01)
+    lam = PENALTY_GRID[g] * _trace(Z)
+    v, c = design.coefficients(_newton_logistic(Z, y01, lam, start))
+    return v, c, lam, out_of_fold
 
 
 def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
@@ -240,11 +321,13 @@ def fit_probability_model(
     features: np.ndarray, y01: np.ndarray, holdout_features: np.ndarray, holdout_y01: np.ndarray,
     *, ordered: bool = False,
 ) -> tuple[ProbabilityModel, np.ndarray]:
-    """The probability model of the module docstring and the scores of the held-out rows.
+    """The probability model of the module docstring and the interval scores :math:`\\eta_{IJ}` of the held-out rows.
 
-    ``features``/``y01``: feature-map rows and 0/1 labels of I u J (the score's
-    rows); ``holdout_*``: those of H (for the recalibration only); ``ordered``
-    as in :func:`fit_score`.
+    ``features``/``y01``: feature-map rows and 0/1 labels of I u J;
+    ``holdout_*``: those of H; ``ordered`` as in :func:`fit_score`. The point
+    score :math:`\\eta` and its sigmoid use all these rows (steps 1 and 2);
+    the interval score :math:`\\eta_{IJ}`, its design and its penalty use
+    I u J alone (step 3), so nothing of H reaches it.
     """
     y = np.asarray(y01, dtype=float)
     if y.size < 2 or y.min() == y.max():
@@ -252,7 +335,26 @@ def fit_probability_model(
             f"the probability model needs both classes among the training and anchor rows; got {y.size} rows "
             f"with {int(y.sum())} positive."
         )
-    coef, intercept, lam, oof = fit_score(features, y, ordered=ordered)
-    h_scores = np.asarray(holdout_features, dtype=float) @ coef + intercept
-    a, b = fit_sigmoid(np.r_[oof, h_scores], np.r_[y, np.asarray(holdout_y01, dtype=float)])
-    return ProbabilityModel(coef, intercept, a, b, lam, int(y.size)), h_scores
+    X, X_h = np.asarray(features, dtype=float), np.asarray(holdout_features, dtype=float)
+    r = X.shape[1]
+    if ordered:  # only the leading directions enter the design: skip copying the others
+        X, X_h = X[:, :MAX_COMPONENTS], X_h[:, :MAX_COMPONENTS]
+    X_all = np.vstack([X, X_h])
+    y_all = np.r_[y, np.asarray(holdout_y01, dtype=float)]
+    if _is_constant(X_all):
+        base = _base_logit(y_all)
+        a, b = fit_sigmoid(np.full(y_all.size, base), y_all)
+        model = ProbabilityModel(np.zeros(r), base, a, b, 0.0, int(y_all.size), np.zeros(r), _base_logit(y))
+        return model, np.full(y_all.size - y.size, _base_logit(y))
+    design = _Design.of(X_all, ordered)
+    Z = design.matrix(X_all)
+    start, g, out_of_fold = _cross_validated(Z, y_all)
+    lam = PENALTY_GRID[g] * _trace(Z)
+    beta = _newton_logistic(Z, y_all, lam, start)
+    a, b = fit_sigmoid(out_of_fold, y_all)
+    design_ij = _Design.of(X, ordered)  # centring, directions and penalty scale from I u J too: nothing of H
+    Z_ij = design_ij.matrix(X)
+    beta_ij, _, _ = _cross_validated(Z_ij, y, INTERVAL_PATH_STEPS)  # the mean of the fold models: no refit
+    v, c = design.coefficients(beta, r)
+    v_ij, c_ij = design_ij.coefficients(beta_ij, r)
+    return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij), design_ij.matrix(X_h) @ beta_ij
