@@ -146,3 +146,20 @@ def test_a_fit_without_a_rule_says_how_close_it_came(monkeypatch):
     assert "The closest rule found (" in message and "short)" in message
     assert "linear discriminants" in message and "target-set linear program" in message
     assert "No proof of infeasibility" in message
+
+
+def test_a_proven_infeasible_fit_names_the_closest_rule():
+    """XOR classes: bnb proves that no hyperplane meets TPR 20/20 and TNR 19/20 (continuous predictors: the counting
+    certificate cannot); the error says so and how close the heuristics came."""
+    from csvm_stats.exceptions import InfeasibleConstraintsError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    yj = y[40:]
+    counts = {"tpr": int((yj > 0).sum()), "tnr": int((yj < 0).sum()) - 1}
+    with pytest.raises(InfeasibleConstraintsError) as err:
+        engine.fit_csvm(X[:40], y[:40], X[40:], yj, min_counts=counts, solver="bnb")
+    message = str(err.value)
+    assert "the bnb search proved that no hyperplane meets them" in message
+    assert "the closest rule found (" in message and "short)" in message

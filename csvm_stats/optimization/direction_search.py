@@ -77,16 +77,19 @@ class Closest:
     source: str
     tried: str
 
-    def describe(self) -> str:
-        """In words, for the fit's message."""
+    def describe(self, proven: bool = False) -> str:
+        """In words, for the fit's message (``proven``: the search has proven that no rule meets them)."""
         parts = []
         for kind, count in self.needed.items():
             gap = count - self.met[kind]
             tail = f" ({gap} short)" if gap > 0 else ""
             parts.append(f"{RATE_NAMES[kind]} {self.met[kind]}/{self.sizes[kind]} (needs {count}){tail}")
-        return (f"the closest rule found ({self.source}) has " + ", ".join(parts) + f"; searched: {self.tried}. "
-                "No proof of infeasibility is known to be fast for continuous predictors, so either the "
-                "requirements cannot be met on this anchor sample or a longer search is needed")
+        closest = f"the closest rule found ({self.source}) has " + ", ".join(parts)
+        if proven:
+            return closest
+        return (closest + f"; searched: {self.tried}. No proof of infeasibility is known to be fast for continuous "
+                "predictors, so either the requirements cannot be met on this anchor sample or a longer search is "
+                "needed")
 
 
 @dataclass(frozen=True)

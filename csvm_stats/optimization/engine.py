@@ -382,6 +382,9 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
     record = budget.stamp(replace(solution.record, exact=problem.exact))
     if record.status is Status.NO_SOLUTION and closest is not None and not record.reason:
         record = replace(record, reason=closest.describe())
+    if record.status is Status.INFEASIBLE and closest is not None and not record.reason and closest.short > 0:
+        record = replace(record, reason=f"the {record.backend} search proved that no hyperplane meets them; "
+                                        f"{closest.describe(proven=True)}")
     hint = (
         "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
         if {"tpr", "tnr"} <= counts.keys() or "acc" in counts
