@@ -137,7 +137,7 @@ def overrun_table(rows: list[dict]) -> str:
         elapsed = r["cpu_s"] if r["clock"] == "cpu" else r["wall_s"]
         met = "yes" if elapsed <= 1.1 * r["time_limit"] + 1.0 else "**no**"
         lines.append(
-            f"| {r['case']} | {r['clock']} | {r['time_limit']:g} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | "
+            f"| {r['case']}{' (earlier run)' if r.get('earlier') else ''} | {r['clock']} | {r['time_limit']:g} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | "
             f"{elapsed / r['time_limit']:.2f} | {met} | {r['limit_phase'] or '-'} | {r['solver_cpu_s']:.2f} | "
             f"{r['status']} | {r['gap']:.2%} | {r.get('load_start', math.nan):.1f} / {r['load']:.1f} | "
             + ", ".join(f"{name} {w:.2f} ({c:.2f})" for name, w, c in r.get("phases", [])) + " |")
@@ -169,24 +169,28 @@ def main() -> None:
     parser.add_argument("--parts", nargs="*", default=["overrun", "interrupt"])
     parser.add_argument("--cases", nargs="*", default=DEFAULT_CASES)
     parser.add_argument("--clocks", nargs="*", default=["cpu", "wall"])
+    parser.add_argument("--report", action="store_true", help="only rewrite time_limit.md from time_limit.json")
     parser.add_argument("--update", action="store_true",
                         help="keep the rows of time_limit.json for the cases not run now (others are replaced)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.clock, args.interrupt_after)), flush=True)
         return
+    if args.report:
+        print(write_report(json.loads((RESULTS / "time_limit.json").read_text())))
+        return
     RESULTS.mkdir(exist_ok=True)
     out: dict[str, list[dict]] = {"overrun": [], "interrupt": []}
     if "overrun" in args.parts:
         for case in args.cases:
             for clock in args.clocks:
-                row = run_child(case, clock)
+                row = {**run_child(case, clock), "commit": commit()}
                 print(json.dumps(row), flush=True)
                 out["overrun"].append(row)
     if "interrupt" in args.parts:
         for case, after in INTERRUPTS.items():
             if case in args.cases:
-                row = run_child(case, "wall", after)
+                row = {**run_child(case, "wall", after), "commit": commit()}
                 print(json.dumps(row), flush=True)
                 out["interrupt"].append(row)
     if args.update and (RESULTS / "time_limit.json").exists():
@@ -197,6 +201,11 @@ def main() -> None:
         order = {case: k for k, case in enumerate(CASES)}
         out["overrun"].sort(key=lambda r: (order[r["case"]], r["clock"]))
     (RESULTS / "time_limit.json").write_text(json.dumps(out, indent=1))
+    print(write_report(out))
+
+
+def write_report(out: dict[str, list[dict]]) -> str:
+    """``time_limit.md`` from the rows of ``time_limit.json``; its text."""
     text = [
         "# Time limit of the whole fit (issue 27, item 3)",
         "",
@@ -205,7 +214,8 @@ def main() -> None:
         "(bnb), default split; each fit in a fresh process after a small warm-up fit (numba cache loaded).",
         "Target: the fit takes at most 1.1 T + 1 s on the limit's clock. The load column is the 1-minute load",
         "average of the 2-core machine before and after the fit (the wall clock counts other jobs' load).",
-        f"Code: commit {commit()} (rows from earlier runs kept with `--update` carry their own load).",
+        "Code: " + "; ".join(sorted({r.get("commit", "?") for r in out["overrun"] + out["interrupt"]}))
+        + " (each row's commit is in time_limit.json; rows kept with `--update` carry their own load).",
         "",
         "## Overrun",
         "",
@@ -217,7 +227,7 @@ def main() -> None:
         "",
     ]
     (RESULTS / "time_limit.md").write_text("\n".join(text))
-    print("\n".join(text))
+    return "\n".join(text)
 
 
 if __name__ == "__main__":
