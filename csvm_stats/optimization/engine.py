@@ -30,6 +30,7 @@ from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolut
 from csvm_stats.optimization.blas import one_blas_thread
 from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.optimization.direction_search import Closest
+from csvm_stats.optimization.feasibility import check_counts
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.optimization.problem import (
     MIQP, RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points,
@@ -172,6 +173,12 @@ def keep_start(solution: Solution, problem: MIQP, lower: float | None) -> Soluti
     if lower is not None and math.isfinite(lower) and not (math.isfinite(bound) and bound >= lower):
         bound = lower
     return Solution(replace(record, best_bound=bound, gap=relative_gap(record.objective, bound)), x)
+
+
+def _counts_may_be_met(phi_anchor: np.ndarray, y_anchor: np.ndarray, requirements) -> bool:
+    """Whether the counting certificate (:mod:`csvm_stats.optimization.feasibility`) leaves the requirements open."""
+    none = np.zeros(y_anchor.shape[0], dtype=bool)
+    return check_counts(phi_anchor, y_anchor, requirements, none, none).feasible is not False
 
 
 def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
@@ -347,7 +354,9 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
         if warm_start:
             start = shifted_intercept_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements,
                                             gram=gram, deadline=budget.deadline(WARM_START_SHARE))
-            if start is None and requirements:  # no shifted SVM meets them: search directions for the counts
+            if start is None and requirements and _counts_may_be_met(phi_j, y_j, requirements):
+                # no shifted SVM meets them, and the counting certificate does not rule them out (else the
+                # search proves it at once and says why): search directions for the counts
                 start, closest = joint_count_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight,
                                                    requirements=requirements, gram=gram,
                                                    deadline=budget.deadline(WARM_START_SHARE))
