@@ -299,8 +299,10 @@ def joint_count_rows(seeds: list[int], targets: list[float], time_limit: float) 
             for label, tree in TREES.items():
                 env = {**os.environ, "PYTHONPATH": tree}
                 out = subprocess.run([sys.executable, "-c", code, str(seed), str(target), str(time_limit)],
-                                     capture_output=True, text=True, env=env, check=True)
+                                     capture_output=True, text=True, env=env, check=True, cwd=tree)
                 row = json.loads(out.stdout.strip().splitlines()[-1]) | {"code": label}
+                if not row["package"].startswith(tree):
+                    raise RuntimeError(f"{label}: csvm_stats came from {row['package']}, not {tree}")
                 rows.append(row)
                 print(row, flush=True)
     return rows
