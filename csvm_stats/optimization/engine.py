@@ -246,11 +246,15 @@ def fit_csvm(
     ``options.time_limit`` bounds the whole call on ``options.clock``
     (:mod:`csvm_stats.optimization.budget`): the kernel factorisation, the warm
     start (anytime, stopped by WARM_START_SHARE of the limit), the plain SVM
-    on I (by REFERENCE_SHARE; one short SMO round when that share is spent), the model's
-    set-up and the search, which gets what is left less SEARCH_RESERVE_ROUNDS
-    rounds of its SMO (their CPU measured on the warm start's rounds, scaled to
-    the wall clock by the fit's wall seconds per CPU second:
-    :meth:`~csvm_stats.optimization.budget.FitBudget.solver_options`). ``budget`` is the caller's budget when this fit is part of a
+    on I (by REFERENCE_SHARE; one short SMO round when that share is spent),
+    the model's set-up and the search, which gets what is left less
+    SEARCH_RESERVE_ROUNDS rounds of its SMO (their CPU measured on the warm
+    start's rounds, scaled to the wall clock by the fit's wall seconds per CPU
+    second: :meth:`~csvm_stats.optimization.budget.FitBudget.solver_options`).
+    When no shifted SVM meets requirements that the counting certificate leaves
+    open, :func:`~csvm_stats.optimization.warmstart.joint_count_start` searches
+    directions for the counts; a fit that ends without a rule names the closest
+    one it found (``record.reason``). ``budget`` is the caller's budget when this fit is part of a
     larger one (the model's ``fit``, the sparse routes). Ctrl-C raises
     ``KeyboardInterrupt`` naming the phase.
 

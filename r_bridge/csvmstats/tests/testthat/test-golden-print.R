@@ -67,7 +67,8 @@ test_that("the solver's outcome is said in words: optimal within mip_gap, or sto
   expect_equal(csvmstats:::solver_outcome(list(status = "infeasible", gap = NaN), list()),
                "infeasible")
   # Python's sentence, when the record has one: the limit, its clock, the phase, the gap or that none is known
-  outcome <- "time limit (5 s, wall clock) reached during the search: best classifier found kept, gap unknown (no lower bound yet)"
+  outcome <- paste("time limit (5 s, wall clock) reached during the search: best classifier found kept,",
+                   "gap unknown (no lower bound yet)")
   expect_equal(csvmstats:::solver_outcome(list(status = "time limit (incumbent)", gap = Inf, outcome = outcome),
                                           list(time_limit = 5)),
                paste0("NOT proven optimal: ", outcome))
