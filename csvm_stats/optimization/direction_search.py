@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from csvm_stats.optimization import intercept_shift
@@ -139,10 +140,11 @@ def _target_set(scores: np.ndarray, y_anchor: np.ndarray, t: float, requirements
 
 
 def _soft_lp(phi: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, float] | None:
-    """The target-set LP of the module docstring: (value, w, b), ``None`` when the LP solver fails."""
+    """The target-set LP of the module docstring: (value, w, b), ``None`` when the LP solver fails (the slack
+    columns are an identity block, stored sparse: memory linear in the target set)."""
     m, p = phi.shape
     c = np.r_[np.zeros(p + 1), np.ones(m)]
-    A = -np.hstack([y[:, None] * phi, y[:, None], np.eye(m)])
+    A = -sp.hstack([sp.csr_matrix(np.c_[y[:, None] * phi, y]), sp.identity(m, format="csr")], format="csr")
     bounds = [(None, None)] * (p + 1) + [(0, None)] * m
     res = linprog(c, A_ub=A, b_ub=-np.ones(m), bounds=bounds, method="highs")
     if res.status != 0:
