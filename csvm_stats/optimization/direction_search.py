@@ -189,7 +189,7 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
 
     done = False
     stacked_phi, stacked_y = np.vstack([phi_train, phi_anchor]), np.r_[y_train, y_anchor]
-    if not done and phi_anchor.shape[1] <= LDA_MAX_COLUMNS:
+    if phi_anchor.shape[1] <= LDA_MAX_COLUMNS:
         tried.append("linear discriminants of J and of I u J")
         done = (judge(_discriminant(phi_anchor, y_anchor), "the linear discriminant of the anchor sample")
                 or judge(_discriminant(stacked_phi, stacked_y), "the linear discriminant of I u J"))
@@ -210,6 +210,7 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
         target = _target_set(scores, y_anchor, shortfall(scores, y_anchor, requirements)[1], requirements, tabu)
         if deadline.left() < per_row * target.size:  # one LP is not interruptible: start none that would overrun
             rounds -= 1
+            tried.append("no further linear program fitted in the warm start's share of the time limit")
             break
         clock0 = deadline.read()
         solved = _soft_lp(phi_anchor[target], y_anchor[target])
