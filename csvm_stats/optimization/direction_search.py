@@ -34,13 +34,16 @@ program
 whose value is 0 exactly when a hyperplane meets every margin of S (then the
 requirements hold: a feasible point); otherwise its w is the next direction,
 and the point of S with the largest slack is barred from later target sets
-while enough others are left (a tabu list: without it the rounds cycle), for
-at most ROUNDS rounds; an LP (not interruptible) starts only when the
+while enough others are left (a tabu list: without it the rounds cycle). The
+rounds start from every direction above in turn, fewest short first, with a
+fresh tabu list and at most ROUNDS_PER_START rounds each (one start can stall
+where another reaches 0), ROUNDS in all; an LP (not interruptible) starts only when the
 deadline leaves the time it is expected to take (LP_SECONDS_PER_ROW per target
 point, or the rate the previous LP took on the deadline's clock). On the synthetic instance of ``benchmarks/solve_time.py``
 (n = 1000, seed 0, TPR and TNR >= 0.9 on J without margin), where the shifted
 SVM and all directions above stop 11 positives short and bnb had found nothing
-in 10 CPU-s, the rounds reach a feasible rule in 9 linear programs (0.4 CPU-s).
+in 10 CPU-s, the rounds reach a feasible rule in 0.3-0.5 CPU-s (seeds 0 to 2: see
+``benchmarks/results/solve_time.md``).
 
 The heuristic proves nothing when it fails: it reports the closest rule it
 found (:class:`Closest`: what it met, how far short, what was tried), which
@@ -64,7 +67,8 @@ from csvm_stats.optimization.problem import RATE_NAMES, RateRequirement
 CLASS_WEIGHTS: tuple[float, ...] = (0.5, 2.0, 0.25, 4.0)  # weight of the positive class in the SVM directions
 LDA_MAX_COLUMNS = 200  # feature rows wider than this (kernel maps) skip the discriminant directions
 RIDGE = 1e-6  # relative ridge of the discriminant's covariance
-ROUNDS = 60  # target-set linear programs from the best direction (each about 0.01-0.05 CPU-s at 500 anchor points)
+ROUNDS = 60  # target-set linear programs in all (each about 0.01-0.05 CPU-s at 500 anchor points)
+ROUNDS_PER_START = 15  # of them from one starting direction
 LP_SECONDS_PER_ROW = 2.5e-4  # CPU-s per target point of one LP, measured at 12,500 points (3.0 CPU-s); 2000: 0.1
 FACTORS: tuple[float, ...] = (1.0, 1.5, 2.0, 4.0)  # scales tried on a feasible direction (after its own scaling)
 
@@ -177,54 +181,68 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
     needed = {req.kind: req.count for req in requirements}
     tried: list[str] = ["the SVM direction (the warm start)"]
     best: tuple[int, np.ndarray, str] | None = None
+    starts: list[tuple[int, int, np.ndarray]] = []  # (shortfall, order, direction) of every direction judged
 
-    def judge(w: np.ndarray | None, source: str) -> bool:
+    def judge(w: np.ndarray | None, source: str) -> int | None:
+        """The shortfall of w (``None``: no direction), kept as the best when it is."""
         nonlocal best
         if w is None or not np.all(np.isfinite(w)) or not np.any(w):
-            return False
+            return None
         short = shortfall(phi_anchor @ w, y_anchor, requirements)[0]
         if best is None or short < best[0]:
             best = (short, w, source)
+        return short
+
+    def candidate(w: np.ndarray | None, source: str) -> bool:
+        """Judge a starting direction and keep it for the rounds; whether it meets the counts."""
+        short = judge(w, source)
+        if short is not None:
+            starts.append((short, len(starts), w))
         return short == 0
 
     done = False
     stacked_phi, stacked_y = np.vstack([phi_train, phi_anchor]), np.r_[y_train, y_anchor]
     if phi_anchor.shape[1] <= LDA_MAX_COLUMNS:
         tried.append("linear discriminants of J and of I u J")
-        done = (judge(_discriminant(phi_anchor, y_anchor), "the linear discriminant of the anchor sample")
-                or judge(_discriminant(stacked_phi, stacked_y), "the linear discriminant of I u J"))
+        done = (candidate(_discriminant(phi_anchor, y_anchor), "the linear discriminant of the anchor sample")
+                or candidate(_discriminant(stacked_phi, stacked_y), "the linear discriminant of I u J"))
     weights_tried = []
     for weight in CLASS_WEIGHTS:
         if done or deadline.expired():
             break
         weights_tried.append(f"{weight:g}")
-        done = judge(svm_direction(np.where(stacked_y > 0, weight, 1.0)),
-                     f"an SVM with the positive class weighted {weight:g}")
+        done = candidate(svm_direction(np.where(stacked_y > 0, weight, 1.0)),
+                         f"an SVM with the positive class weighted {weight:g}")
     if weights_tried:
         tried.append(f"SVMs with the positive class weighted {', '.join(weights_tried)}")
-    rounds, tabu, per_row = 0, np.zeros(y_anchor.shape[0], dtype=bool), LP_SECONDS_PER_ROW
-    current = None if best is None else best[1]
-    while not done and current is not None and rounds < ROUNDS and not deadline.expired():
-        rounds += 1
-        scores = phi_anchor @ current
-        target = _target_set(scores, y_anchor, shortfall(scores, y_anchor, requirements)[1], requirements, tabu)
-        if deadline.left() < per_row * target.size:  # one LP is not interruptible: start none that would overrun
-            rounds -= 1
-            tried.append("no further linear program fitted in the warm start's share of the time limit")
+    rounds, per_row = 0, LP_SECONDS_PER_ROW
+    for _, _, current in sorted(starts, key=lambda item: item[:2]):  # fewest short first, each with a fresh tabu list
+        tabu, taken = np.zeros(y_anchor.shape[0], dtype=bool), 0
+        while not done and rounds < ROUNDS and taken < ROUNDS_PER_START and not deadline.expired():
+            scores = phi_anchor @ current
+            target = _target_set(scores, y_anchor, shortfall(scores, y_anchor, requirements)[1], requirements, tabu)
+            if deadline.left() < per_row * target.size:  # one LP is not interruptible: start none that would overrun
+                tried.append("no further linear program fitted in the warm start's share of the time limit")
+                done = None  # stop every start
+                break
+            rounds, taken = rounds + 1, taken + 1
+            clock0 = deadline.read()
+            solved = _soft_lp(phi_anchor[target], y_anchor[target])
+            per_row = max(per_row, (deadline.read() - clock0) / max(1, target.size))
+            if solved is None:
+                break
+            value, current, b = solved
+            done = judge(current, f"target-set linear program {rounds}") == 0
+            if done and value <= 0:  # the LP's own (w, b) meets every margin of the target set: no rescaling
+                tried.append(f"{rounds} target-set linear program{'s' if rounds > 1 else ''}")
+                return SearchResult(current, Closest(0, shortfall(phi_anchor @ current, y_anchor, requirements)[2],
+                                                     needed, _sizes(y_anchor), best[2], "; ".join(tried)))
+            if value > 0:  # the point the LP fits worst leaves this start's target sets (tabu)
+                slack = 1.0 - y_anchor[target] * (phi_anchor[target] @ current + b)
+                tabu[target[int(np.argmax(slack))]] = True
+        if done is None or done or rounds >= ROUNDS:
             break
-        clock0 = deadline.read()
-        solved = _soft_lp(phi_anchor[target], y_anchor[target])
-        per_row = max(per_row, (deadline.read() - clock0) / max(1, target.size))
-        if solved is None:
-            break
-        value, current, b = solved
-        done = judge(current, f"target-set linear program {rounds}")
-        if done and value <= 0:  # the LP's own (w, b) meets every margin of the target set: no rescaling
-            return SearchResult(current, Closest(0, shortfall(phi_anchor @ current, y_anchor, requirements)[2],
-                                                 needed, _sizes(y_anchor), best[2], "; ".join(tried)))
-        if value > 0:  # the point the LP fits worst leaves the target sets from now on (tabu)
-            slack = 1.0 - y_anchor[target] * (phi_anchor[target] @ current + b)
-            tabu[target[int(np.argmax(slack))]] = True
+    done = bool(done)
     if rounds:
         tried.append(f"{rounds} target-set linear program{'s' if rounds > 1 else ''}")
     if deadline.expired() and not done:
