@@ -215,7 +215,7 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
                          f"an SVM with the positive class weighted {weight:g}")
     if weights_tried:
         tried.append(f"SVMs with the positive class weighted {', '.join(weights_tried)}")
-    rounds, per_row = 0, LP_SECONDS_PER_ROW
+    rounds, per_row, out_of_time = 0, LP_SECONDS_PER_ROW, False
     for _, _, current in sorted(starts, key=lambda item: item[:2]):  # fewest short first, each with a fresh tabu list
         tabu, taken = np.zeros(y_anchor.shape[0], dtype=bool), 0
         while not done and rounds < ROUNDS and taken < ROUNDS_PER_START and not deadline.expired():
@@ -223,7 +223,7 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
             target = _target_set(scores, y_anchor, shortfall(scores, y_anchor, requirements)[1], requirements, tabu)
             if deadline.left() < per_row * target.size:  # one LP is not interruptible: start none that would overrun
                 tried.append("no further linear program fitted in the warm start's share of the time limit")
-                done = None  # stop every start
+                out_of_time = True
                 break
             rounds, taken = rounds + 1, taken + 1
             clock0 = deadline.read()
@@ -240,9 +240,8 @@ def search_directions(phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np
             if value > 0:  # the point the LP fits worst leaves this start's target sets (tabu)
                 slack = 1.0 - y_anchor[target] * (phi_anchor[target] @ current + b)
                 tabu[target[int(np.argmax(slack))]] = True
-        if done is None or done or rounds >= ROUNDS:
+        if out_of_time or done or rounds >= ROUNDS:
             break
-    done = bool(done)
     if rounds:
         tried.append(f"{rounds} target-set linear program{'s' if rounds > 1 else ''}")
     if deadline.expired() and not done:
