@@ -24,6 +24,8 @@ Cases (the issue's targets):
 - horizon: bnb alone on the synthetic n = 5000 problem with limits of
   ``--horizon-limits`` CPU-s (default 300 and 1200; not in the default run):
   how fast the lower bound rises where the 60 CPU-s gap is far from 1%;
+- joint_counts (not in the default run): TPR and TNR requirements on the synthetic n = 1000 instance, the code
+  before and after the joint-count heuristic side by side (``--joint-seeds``, ``--joint-targets``);
 - memory: bnb on the linear synthetic problem at n = 5000 and 20,000 in
   fresh processes, peak resident memory of the fit over the resident memory
   before it (Linux: the peak is reset after numba's compile, which would
@@ -254,6 +256,58 @@ def infeasible_rows(splits: int, time_limit: float) -> list[dict]:
     return rows
 
 
+JOINT_CHILD = """
+import json, os, sys, time, warnings
+import numpy as np
+sys.path.insert(0, {bench!r})
+from solve_time import synthetic, split
+import csvm_stats
+from csvm_stats.exceptions import CSVMError
+from csvm_stats.optimization.engine import fit_csvm
+from csvm_stats.optimization.solvers import SolverOptions
+seed, target, limit = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+X, y = synthetic(1000, seed=seed)
+I, J = split(y, seed)
+counts = {{"tpr": int(np.ceil(target * (y[J] > 0).sum())), "tnr": int(np.ceil(target * (y[J] < 0).sum()))}}
+fit_csvm(X[I][:50], y[I][:50], X[J][:50], y[J][:50], min_counts={{"tpr": 1}})  # numba's cache loaded
+load = os.getloadavg()[0]
+cpu0 = time.process_time()
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = fit_csvm(X[I], y[I], X[J], y[J], min_counts=counts,
+                       options=SolverOptions(time_limit=limit, clock="cpu")).record
+    outcome, gap, message = rec.status.value, rec.gap, ""
+except CSVMError as err:
+    outcome, gap, message = type(err).__name__, float("nan"), str(err)
+print(json.dumps(dict(seed=seed, target=target, counts=str(counts), outcome=outcome, gap=gap,
+                      cpu_s=time.process_time() - cpu0, load=load, message=message,
+                      package=os.path.dirname(csvm_stats.__file__))))
+"""
+
+TREES = {"before (main fd32b41)": "/work/main", "after (this tree)": str(Path(__file__).resolve().parent.parent)}
+
+
+def joint_count_rows(seeds: list[int], targets: list[float], time_limit: float) -> list[dict]:
+    """TPR and TNR requirements on the synthetic instance (n = 1000, no margin: ceil(target x class size) of J),
+    where the shifted SVM meets neither pair of counts: the default engine path (bnb) on the code before this
+    round's heuristic and after it, alternating in fresh processes in one run (CPU clock)."""
+    rows = []
+    code = JOINT_CHILD.format(bench=str(Path(__file__).resolve().parent))
+    for seed in seeds:
+        for target in targets:
+            for label, tree in TREES.items():
+                env = {**os.environ, "PYTHONPATH": tree}
+                out = subprocess.run([sys.executable, "-c", code, str(seed), str(target), str(time_limit)],
+                                     capture_output=True, text=True, env=env, check=True, cwd=tree)
+                row = json.loads(out.stdout.strip().splitlines()[-1]) | {"code": label}
+                if not row["package"].startswith(tree):
+                    raise RuntimeError(f"{label}: csvm_stats came from {row['package']}, not {tree}")
+                rows.append(row)
+                print(row, flush=True)
+    return rows
+
+
 MEMORY_CHILD = """
 import json, sys, time, warnings
 import numpy as np
@@ -345,7 +399,7 @@ def targets(df: pd.DataFrame, memory: pd.DataFrame) -> list[str]:
     return out
 
 
-PARTS = ("wisconsin", "synthetic", "proof", "memory", "horizon", "variants", "infeasible")
+PARTS = ("wisconsin", "synthetic", "proof", "memory", "horizon", "variants", "infeasible", "joint_counts")
 DEFAULT_PARTS = ("wisconsin", "synthetic", "proof", "memory")
 
 
@@ -361,6 +415,8 @@ def run_part(part: str, args: argparse.Namespace) -> None:
         rows = synthetic_rows([2000], args.proof_limit, ["bnb"])
     elif part == "infeasible":
         rows = infeasible_rows(args.infeasible_splits, args.time_limit)
+    elif part == "joint_counts":
+        rows = joint_count_rows(args.joint_seeds, args.joint_targets, args.time_limit)
     elif part == "variants":
         rows = variant_rows(args.variant_sizes, args.time_limit, args.variant_solvers or None, args.variants or None)
     elif part == "horizon":
@@ -434,6 +490,21 @@ def report(time_limit: float) -> str:
             f"Message (split 0): {infeasible.message.iloc[0]}",
             "",
         ]
+    if (RESULTS / "solve_time_joint_counts.csv").exists():
+        joint = pd.read_csv(RESULTS / "solve_time_joint_counts.csv")
+        lines += [
+            "## TPR and TNR on continuous predictors (issue 27: \"found no solution\"; `--parts joint_counts`)",
+            "",
+            "Synthetic instance (n = 1000, p = 10, seeds as listed, 50/50 split), TPR and TNR >= target on J without "
+            "margin, `fit_csvm` default path (bnb), whole fit on the CPU clock; the code before this round's "
+            "joint-count heuristic (main) and after it, alternating in fresh processes of one run.",
+            "",
+            markdown(joint[["seed", "target", "counts", "code", "outcome", "gap", "cpu_s", "load"]]),
+            "",
+            *[f"Message (seed {r.seed}, target {r.target:g}, {r.code}): {r.message}" for r in joint.itertuples()
+              if isinstance(r.message, str) and r.message],
+            "",
+        ]
     if (RESULTS / "solve_time_variants.csv").exists():
         variants = pd.read_csv(RESULTS / "solve_time_variants.csv")
         lines += [
@@ -472,6 +543,9 @@ def main() -> None:
     parser.add_argument("--memory-sizes", type=int, nargs="*", default=[5000, 20000])
     parser.add_argument("--linear-splits", type=int, default=5)
     parser.add_argument("--infeasible-splits", type=int, default=5, help="splits of the infeasible part")
+    parser.add_argument("--joint-seeds", type=int, nargs="*", default=[0, 1, 2], help="seeds of the joint_counts part")
+    parser.add_argument("--joint-targets", type=float, nargs="*", default=[0.9, 0.93],
+                        help="TPR and TNR targets of the joint_counts part")
     parser.add_argument("--variant-sizes", type=int, nargs="*", default=[500, 1000, 2000])
     parser.add_argument("--variant-solvers", nargs="*", default=[], help="backends of the variants part (bnb)")
     parser.add_argument("--variants", nargs="*", default=[], help="names of the variants to run (all)")

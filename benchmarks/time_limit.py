@@ -84,6 +84,7 @@ def child(case: str, clock: str, interrupt_after: float | None) -> dict:
     model = CSVM.from_formula("y ~ .", frame, tpr_min=0.9, kernel=kernel)
     if interrupt_after is not None:
         print("fitting", flush=True)  # the parent sends SIGINT interrupt_after seconds from here
+    load0 = os.getloadavg()[0]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     try:
         res = model.fit(time_limit=limit, clock=clock, random_state=0)
@@ -94,13 +95,13 @@ def child(case: str, clock: str, interrupt_after: float | None) -> dict:
         return dict(case=case, clock=clock, kernel=kernel, n=n, p=p, time_limit=limit,
                     cpu_s=time.process_time() - cpu0, wall_s=time.perf_counter() - wall0, solver_cpu_s=math.nan,
                     solver_wall_s=math.nan, status=type(err).__name__, gap=math.nan, limit_phase="",
-                    outcome=str(err), load=os.getloadavg()[0])
+                    outcome=str(err), load=os.getloadavg()[0], load_start=load0, phases=[])
     rec = res.solver
     return dict(case=case, clock=clock, kernel=kernel, n=n, p=p, time_limit=limit,
                 cpu_s=time.process_time() - cpu0, wall_s=time.perf_counter() - wall0,
                 fit_cpu_s=rec.fit_cpu_time, fit_wall_s=rec.fit_wall_time, solver_cpu_s=rec.cpu_time,
                 solver_wall_s=rec.wall_time, status=rec.status.value, gap=rec.gap, limit_phase=rec.limit_phase,
-                outcome=rec.outcome, load=os.getloadavg()[0])
+                outcome=rec.outcome, load=os.getloadavg()[0], load_start=load0, phases=list(rec.phase_times))
 
 
 def run_child(case: str, clock: str, interrupt_after: float | None = None) -> dict:
@@ -130,15 +131,16 @@ def run_child(case: str, clock: str, interrupt_after: float | None = None) -> di
 
 def overrun_table(rows: list[dict]) -> str:
     head = ("| case | clock | limit T (s) | fit CPU-s | fit wall-s | elapsed / T | target 1.1 T + 1 met | "
-            "limit reached in | solver CPU-s | status | gap | load |")
-    lines = [head, "|" + "---|" * 12]
+            "limit reached in | solver CPU-s | status | gap | load (start / end) | phases: wall s (CPU s) |")
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         elapsed = r["cpu_s"] if r["clock"] == "cpu" else r["wall_s"]
         met = "yes" if elapsed <= 1.1 * r["time_limit"] + 1.0 else "**no**"
         lines.append(
-            f"| {r['case']} | {r['clock']} | {r['time_limit']:g} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | "
+            f"| {r['case']}{' (earlier run)' if r.get('earlier') else ''} | {r['clock']} | {r['time_limit']:g} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | "
             f"{elapsed / r['time_limit']:.2f} | {met} | {r['limit_phase'] or '-'} | {r['solver_cpu_s']:.2f} | "
-            f"{r['status']} | {r['gap']:.2%} | {r['load']:.1f} |")
+            f"{r['status']} | {r['gap']:.2%} | {r.get('load_start', math.nan):.1f} / {r['load']:.1f} | "
+            + ", ".join(f"{name} {w:.2f} ({c:.2f})" for name, w, c in r.get("phases", [])) + " |")
     return "\n".join(lines)
 
 
@@ -151,6 +153,14 @@ def interrupt_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def commit() -> str:
+    """The short hash of the checked-out commit (``-dirty`` with uncommitted changes)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=REPO).stdout.strip()
+    return head.strip() + ("-dirty" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child")
@@ -159,24 +169,28 @@ def main() -> None:
     parser.add_argument("--parts", nargs="*", default=["overrun", "interrupt"])
     parser.add_argument("--cases", nargs="*", default=DEFAULT_CASES)
     parser.add_argument("--clocks", nargs="*", default=["cpu", "wall"])
+    parser.add_argument("--report", action="store_true", help="only rewrite time_limit.md from time_limit.json")
     parser.add_argument("--update", action="store_true",
                         help="keep the rows of time_limit.json for the cases not run now (others are replaced)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.clock, args.interrupt_after)), flush=True)
         return
+    if args.report:
+        print(write_report(json.loads((RESULTS / "time_limit.json").read_text())))
+        return
     RESULTS.mkdir(exist_ok=True)
     out: dict[str, list[dict]] = {"overrun": [], "interrupt": []}
     if "overrun" in args.parts:
         for case in args.cases:
             for clock in args.clocks:
-                row = run_child(case, clock)
+                row = {**run_child(case, clock), "commit": commit()}
                 print(json.dumps(row), flush=True)
                 out["overrun"].append(row)
     if "interrupt" in args.parts:
         for case, after in INTERRUPTS.items():
             if case in args.cases:
-                row = run_child(case, "wall", after)
+                row = {**run_child(case, "wall", after), "commit": commit()}
                 print(json.dumps(row), flush=True)
                 out["interrupt"].append(row)
     if args.update and (RESULTS / "time_limit.json").exists():
@@ -187,6 +201,11 @@ def main() -> None:
         order = {case: k for k, case in enumerate(CASES)}
         out["overrun"].sort(key=lambda r: (order[r["case"]], r["clock"]))
     (RESULTS / "time_limit.json").write_text(json.dumps(out, indent=1))
+    print(write_report(out))
+
+
+def write_report(out: dict[str, list[dict]]) -> str:
+    """``time_limit.md`` from the rows of ``time_limit.json``; its text."""
     text = [
         "# Time limit of the whole fit (issue 27, item 3)",
         "",
@@ -194,7 +213,9 @@ def main() -> None:
         "`CSVM.from_formula('y ~ .', data, tpr_min=0.9, kernel=...).fit(time_limit=T, clock=...)`, solver `auto`",
         "(bnb), default split; each fit in a fresh process after a small warm-up fit (numba cache loaded).",
         "Target: the fit takes at most 1.1 T + 1 s on the limit's clock. The load column is the 1-minute load",
-        "average of the 2-core machine at the end of the fit (the wall clock counts other jobs' load).",
+        "average of the 2-core machine before and after the fit (the wall clock counts other jobs' load).",
+        "Code: " + "; ".join(sorted({r.get("commit", "?") for r in out["overrun"] + out["interrupt"]}))
+        + " (each row's commit is in time_limit.json; rows kept with `--update` carry their own load).",
         "",
         "## Overrun",
         "",
@@ -206,7 +227,7 @@ def main() -> None:
         "",
     ]
     (RESULTS / "time_limit.md").write_text("\n".join(text))
-    print("\n".join(text))
+    return "\n".join(text)
 
 
 if __name__ == "__main__":

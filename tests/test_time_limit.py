@@ -168,3 +168,44 @@ def test_multiclass_fit_shares_the_budget_and_a_zero_limit_keeps_its_start():
         assert "time limit of 0 s (cpu clock, whole fit) was reached" in str(err)
     else:
         assert stopped.status is Status.TIME_LIMIT and stopped.limit_phase != ""
+
+
+def _limit_record(**fields) -> SolveRecord:
+    base = dict(status=Status.TIME_LIMIT, objective=10.0, best_bound=-math.inf, gap=math.inf, wall_time=1.0,
+                cpu_time=1.0, nodes=0, backend="bnb", backend_version="", formulation="", clock="wall",
+                time_limit=5.0, limit_phase="warm start")
+    return SolveRecord(**{**base, **fields})
+
+
+def test_every_stop_says_what_happened_in_the_record_and_the_summary_rows():
+    """Optimal, the limit with a gap or without a bound, no solution with the closest rule, infeasible with the
+    reason: the record's outcome and the summary's Result row say each in words."""
+    from csvm_stats.reporting.plain import solver_table
+
+    def result(record):
+        table = solver_table(record, {"time_limit": 5.0, "clock": "wall"}, timing=False, detail=False)
+        return str(table.loc["Result"].iloc[0]) if "Result" in table.index else str(table.iloc[0, 0])
+
+    no_bound = _limit_record()
+    assert no_bound.outcome == ("time limit (5 s, wall clock) reached during the warm start: best classifier found "
+                                "kept, gap unknown (no lower bound yet)")
+    assert "gap unknown" in result(no_bound) and "inf" not in result(no_bound)
+    with_gap = _limit_record(best_bound=9.0, gap=0.1, limit_phase="search")
+    assert with_gap.outcome.endswith("during the search: best classifier found kept, relative gap 10.00%")
+    assert "relative gap 10.00%" in result(with_gap)
+    closest = "the closest rule found (x) has true positive rate 9/10 (needs 10) (1 short)"
+    none = _limit_record(status=Status.NO_SOLUTION, objective=math.nan, reason=closest)
+    assert none.outcome.endswith(f"no classifier found ({closest})")
+    infeasible = _limit_record(status=Status.INFEASIBLE, reason="true positive rate needs 10 of 10")
+    assert infeasible.outcome == "infeasible: no classifier meets the requirements (true positive rate needs 10 of 10)"
+    assert _limit_record(status=Status.OPTIMAL, gap=0.0).outcome == "optimal"
+    assert _limit_record(status=Status.INTERRUPTED).outcome == "interrupted by the user"
+
+
+def test_phase_times_are_on_the_record():
+    X, y = np.random.default_rng(0).normal(size=(120, 3)), np.tile([1.0, -1.0], 60)
+    X[:, 0] += y
+    fit = fit_csvm(X[:80], y[:80], X[80:], y[80:], min_counts={"tpr": 15}, options=SolverOptions(time_limit=60))
+    names = [name for name, _, _ in fit.record.phase_times]
+    assert names == ["kernel factorisation", "warm start", "model set-up", "search"]
+    assert all(wall >= 0 and cpu >= 0 for _, wall, cpu in fit.record.phase_times)

@@ -16,7 +16,12 @@ a shared machine does not shorten the search). Each phase reads it:
   and the time limit are seen within a fraction of a second; an abandoned
   call finishes in the background (its CPU time still counts for the
   process, and Python waits for it before exiting) and its result is dropped;
-- the solver gets what the earlier phases left (:meth:`FitBudget.solver_options`).
+- the solver gets what the earlier phases left (:meth:`FitBudget.solver_options`), less a
+  reserve for its last round between two clock reads and the work after it: the
+  CPU those cost (measured on the warm start's rounds, :class:`StepCost`) times
+  the wall seconds the fit has been getting per CPU second (:meth:`FitBudget.slowdown`;
+  1 on the CPU clock). Under load a round of 0.1 CPU-s takes a second of wall
+  time or more, which the wall clock would otherwise overrun by.
 
 The budget remembers the phase in which the limit ran out
 (:attr:`FitBudget.limit_phase`) and stamps it, the clock, the limit and the
@@ -53,10 +58,15 @@ def clock_reader(clock: str) -> Callable[[], float]:
 
 
 class Deadline:
-    """A reading of a clock by which a step must stop (``at = inf``: never)."""
+    """A reading of a clock by which a step must stop (``at = inf``: never).
 
-    def __init__(self, read: Callable[[], float], at: float) -> None:
-        self.read, self.at = read, float(at)
+    ``steps`` (a budget's :class:`StepCost`, or ``None``) collects the CPU seconds of the rounds a step runs
+    between two looks at this deadline (:meth:`note_step`), from which the budget reserves time for the search's
+    last round (:meth:`FitBudget.solver_options`).
+    """
+
+    def __init__(self, read: Callable[[], float], at: float, steps: StepCost | None = None) -> None:
+        self.read, self.at, self.steps = read, float(at), steps
 
     def expired(self) -> bool:
         """Whether the clock has reached the deadline."""
@@ -65,6 +75,31 @@ class Deadline:
     def left(self) -> float:
         """Seconds until the deadline (0 once it has passed; ``inf`` for none)."""
         return max(0.0, self.at - self.read())
+
+    def note_step(self, cpu_seconds: float, work: float) -> None:
+        """Record one round between two looks at the clock: its CPU seconds and its ``work`` (any unit
+        proportional to its cost, e.g. SMO steps times rows read)."""
+        if self.steps is not None:
+            self.steps.note(cpu_seconds, work)
+
+
+class StepCost:
+    """The CPU cost of rounds of work, measured on a fit's earlier steps: the largest cost per unit of work and
+    the largest work of one round."""
+
+    def __init__(self) -> None:
+        self.per_work = 0.0
+        self.largest = 0.0
+
+    def note(self, cpu_seconds: float, work: float) -> None:
+        if work > 0:
+            self.per_work = max(self.per_work, cpu_seconds / work)
+            self.largest = max(self.largest, float(work))
+
+    def round_cpu(self, work: float) -> float:
+        """CPU seconds of a round of at most ``work`` units (no more than the largest round seen: a later solve
+        warm-started from these points does not run longer rounds)."""
+        return self.per_work * min(float(work), self.largest)
 
 
 NO_DEADLINE = Deadline(time.perf_counter, math.inf)
@@ -87,6 +122,8 @@ class FitBudget:
         self.phase = "set-up"
         self.limit_phase = ""  # the phase in which the limit ran out ("": not yet)
         self.interrupted_in = ""  # the phase a Ctrl-C stopped ("": none)
+        self.phase_times: dict[str, tuple[float, float]] = {}  # phase: (wall, CPU) seconds spent in it so far
+        self.step_cost = StepCost()  # CPU per unit of SMO work, measured by the warm start's rounds
 
     @classmethod
     def of(cls, options) -> FitBudget:
@@ -109,16 +146,29 @@ class FitBudget:
         return True
 
     def deadline(self, share: float = 1.0) -> Deadline:
-        """The clock reading by which ``share`` of the whole limit (counted from the start) is used."""
-        return Deadline(self.read, self.started + share * self.time_limit)
+        """The clock reading by which ``share`` of the whole limit (counted from the start) is used (its rounds'
+        costs are noted in :attr:`step_cost`)."""
+        return Deadline(self.read, self.started + share * self.time_limit, self.step_cost)
+
+    def slowdown(self) -> float:
+        """Seconds on the budget's clock per CPU second of this process so far: at least 1 on the wall clock (a
+        shared machine gives the fit a share of a core: at load 22 on 2 cores about 11 wall seconds per CPU
+        second), 1 on the CPU clock."""
+        if self.clock == "cpu":
+            return 1.0
+        wall, cpu = self.times()
+        return max(1.0, wall / cpu) if cpu > 0 else 1.0
 
     def part(self, share: float) -> FitBudget:
         """A budget of ``share`` of what is left, started now, on the same clock."""
         return FitBudget(share * self.remaining(), self.clock)
 
-    def solver_options(self, options: Options) -> Options:
-        """``options`` with the time limit cut to what is left of the budget."""
-        return replace(options, time_limit=self.remaining(), clock=self.clock)
+    def solver_options(self, options: Options, reserve_cpu: float = 0.0) -> Options:
+        """``options`` with the time limit cut to what is left of the budget less ``reserve_cpu`` CPU seconds on
+        the budget's clock (times :meth:`slowdown`): the solver's last round between two looks at the clock and
+        the fit's work after the search, which would otherwise run past the limit (module docstring)."""
+        left = max(0.0, self.remaining() - reserve_cpu * self.slowdown())
+        return replace(options, time_limit=left, clock=self.clock)
 
     def times(self) -> tuple[float, float]:
         """Wall and CPU seconds since the budget started."""
@@ -128,6 +178,7 @@ class FitBudget:
     def running(self, phase: str) -> Iterator[None]:
         """Name the phase that runs inside the block; at its end, note whether the limit ran out in it."""
         before, self.phase = self.phase, phase
+        wall0, cpu0 = time.perf_counter(), time.process_time()
         try:
             yield
         except KeyboardInterrupt:
@@ -136,13 +187,18 @@ class FitBudget:
         finally:
             self.expired()
             self.phase = before
+            wall, cpu = self.phase_times.get(phase, (0.0, 0.0))
+            self.phase_times[phase] = (wall + time.perf_counter() - wall0, cpu + time.process_time() - cpu0)
 
     def stamp(self, record: Stamped) -> Stamped:
-        """``record`` with the whole fit's times, the limit, its clock and the phase in which it ran out."""
+        """``record`` with the whole fit's times, the limit, its clock, the phase in which it ran out and the wall
+        and CPU seconds of every phase so far (``phase_times``: a nested phase's time also counts for the phase
+        around it)."""
         self.expired()
         wall, cpu = self.times()
+        phases = tuple((name, round(w, 6), round(c, 6)) for name, (w, c) in self.phase_times.items())
         return replace(record, clock=self.clock, time_limit=self.time_limit, fit_wall_time=wall, fit_cpu_time=cpu,
-                       limit_phase=self.limit_phase)
+                       limit_phase=self.limit_phase, phase_times=phases)
 
     def call(self, func: Callable[..., T], *args, what: str, deadline: Deadline | None = None) -> T | object:
         """``func(*args)`` in a worker thread, waited for in slices of WAIT_SLICE seconds.

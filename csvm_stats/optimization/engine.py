@@ -29,6 +29,8 @@ import numpy as np
 from csvm_stats.exceptions import DataError, InfeasibleConstraintsError, NoSolutionError, SolverError
 from csvm_stats.optimization.blas import one_blas_thread
 from csvm_stats.optimization.budget import FitBudget
+from csvm_stats.optimization.direction_search import Closest
+from csvm_stats.optimization.feasibility import check_counts
 from csvm_stats.optimization.kernels import FeatureMap, Kernel, factorise, linear_map, resolve_kernel
 from csvm_stats.optimization.problem import (
     MIQP, RATE_KINDS, RATE_NAMES, CSVMProblem, anchor_indicators, build_primal, constrained_anchor_points,
@@ -36,7 +38,9 @@ from csvm_stats.optimization.problem import (
 )
 from csvm_stats.optimization.solvers import Solution, SolveRecord, SolverOptions, Status, solve
 from csvm_stats.optimization.solvers._common import relative_gap
-from csvm_stats.optimization.warmstart import WarmStart, gram_matrix, shifted_intercept_start, svm_reference
+from csvm_stats.optimization.warmstart import (
+    WarmStart, chunk_work, gram_matrix, joint_count_start, shifted_intercept_start, svm_reference,
+)
 
 DEFAULT_BIG_M: float | None = None  # exact: proven per-point constants (see csvm_stats.optimization.problem)
 
@@ -115,6 +119,7 @@ def check_fit_inputs(X_train, X_anchor, *, C: float, big_m: float | None,
 
 WARM_START_SHARE = 0.4  # the warm start stops by this share of the whole fit's time limit (anytime)
 REFERENCE_SHARE = 0.5  # the plain SVM on I (tightening and a lower bound) stops by this share
+SEARCH_RESERVE_ROUNDS = 2  # the search ends this many SMO rounds before the limit: one in flight, one for the end
 
 
 def raise_for_status(record: SolveRecord, described: str, model: str, hint: str) -> None:
@@ -129,9 +134,11 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
         where = f" (the limit ran out during the {record.limit_phase})" if record.limit_phase else ""
         limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock
                  else "the time limit")
+        closest = f" {record.reason[0].upper()}{record.reason[1:]}." if record.reason else ""
         raise NoSolutionError(
-            f"the {record.backend} solver stopped after {record.wall_time:.1f} s without finding a solution "
-            f"that meets {described}: {limit} was reached{where}; raise time_limit."
+            f"the {record.backend} solver stopped after {record.wall_time:.1f} s ({record.cpu_time:.1f} CPU-s) "
+            f"without finding a solution "
+            f"that meets {described}: {limit} was reached{where}.{closest} Raise time_limit or relax a target."
         )
     if record.status is Status.ERROR:
         raise SolverError(f"the {record.backend} solver failed ({record.message}).")
@@ -166,6 +173,12 @@ def keep_start(solution: Solution, problem: MIQP, lower: float | None) -> Soluti
     if lower is not None and math.isfinite(lower) and not (math.isfinite(bound) and bound >= lower):
         bound = lower
     return Solution(replace(record, best_bound=bound, gap=relative_gap(record.objective, bound)), x)
+
+
+def _counts_may_be_met(phi_anchor: np.ndarray, y_anchor: np.ndarray, requirements) -> bool:
+    """Whether the counting certificate (:mod:`csvm_stats.optimization.feasibility`) leaves the requirements open."""
+    none = np.zeros(y_anchor.shape[0], dtype=bool)
+    return check_counts(phi_anchor, y_anchor, requirements, none, none).feasible is not False
 
 
 def _anchor_sizes(y_anchor: np.ndarray) -> dict[str, int]:
@@ -233,8 +246,15 @@ def fit_csvm(
     ``options.time_limit`` bounds the whole call on ``options.clock``
     (:mod:`csvm_stats.optimization.budget`): the kernel factorisation, the warm
     start (anytime, stopped by WARM_START_SHARE of the limit), the plain SVM
-    on I (by REFERENCE_SHARE), the model's set-up and the search, which gets
-    what is left. ``budget`` is the caller's budget when this fit is part of a
+    on I (by REFERENCE_SHARE; one short SMO round when that share is spent),
+    the model's set-up and the search, which gets what is left less
+    SEARCH_RESERVE_ROUNDS rounds of its SMO (their CPU measured on the warm
+    start's rounds, scaled to the wall clock by the fit's wall seconds per CPU
+    second: :meth:`~csvm_stats.optimization.budget.FitBudget.solver_options`).
+    When no shifted SVM meets requirements that the counting certificate leaves
+    open, :func:`~csvm_stats.optimization.warmstart.joint_count_start` searches
+    directions for the counts; a fit that ends without a rule names the closest
+    one it found (``record.reason``). ``budget`` is the caller's budget when this fit is part of a
     larger one (the model's ``fit``, the sparse routes). Ctrl-C raises
     ``KeyboardInterrupt`` naming the phase.
 
@@ -332,11 +352,18 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
 
     requirements = rate_requirements(y_j, counts)
     start: WarmStart | None = None
+    closest: Closest | None = None  # the rule closest to the requirements, when no start meets them
     svm_ref = None
     with budget.running("warm start"):
         if warm_start:
             start = shifted_intercept_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight, requirements=requirements,
                                             gram=gram, deadline=budget.deadline(WARM_START_SHARE))
+            if start is None and requirements and _counts_may_be_met(phi_j, y_j, requirements):
+                # no shifted SVM meets them, and the counting certificate does not rule them out (else the
+                # search proves it at once and says why): search directions for the counts
+                start, closest = joint_count_start(phi_i, y_i, phi_j, y_j, C=C, weight=weight,
+                                                   requirements=requirements, gram=gram,
+                                                   deadline=budget.deadline(WARM_START_SHARE))
             svm_ref = svm_reference(phi_i, y_i, C, weight, gram, deadline=budget.deadline(REFERENCE_SHARE))
     with budget.running("model set-up"):
         # Anchor points that no rate counts carry no constraint in the exact model
@@ -359,9 +386,18 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
         if budget.expired() and problem.miqp.start is not None:
             solution = no_search(problem.miqp)  # not even the solver's set-up: the limit has run out
         else:
-            solution = solve(problem.miqp, solver, budget.solver_options(options))
+            rows = X_i.shape[0] + kept.size
+            reserve = SEARCH_RESERVE_ROUNDS * budget.step_cost.round_cpu(chunk_work(rows, phi.shape[1]))
+            solution = solve(problem.miqp, solver, budget.solver_options(options, reserve))
         solution = keep_start(solution, problem.miqp, None if svm_ref is None else svm_ref.dual)
+        if solution.record.status in (Status.TIME_LIMIT, Status.NO_SOLUTION):
+            budget.limit_phase = budget.limit_phase or "search"  # stopped at its share (the reserve is left)
     record = budget.stamp(replace(solution.record, exact=problem.exact))
+    if record.status is Status.NO_SOLUTION and closest is not None and not record.reason:
+        record = replace(record, reason=closest.describe())
+    if record.status is Status.INFEASIBLE and closest is not None and not record.reason and closest.short > 0:
+        record = replace(record, reason=f"the {record.backend} search proved that no hyperplane meets them; "
+                                        f"{closest.describe(proven=True)}")
     hint = (
         "constraints on both classes can be infeasible for a linear kernel; relax a target, use an RBF kernel"
         if {"tpr", "tnr"} <= counts.keys() or "acc" in counts

@@ -36,6 +36,8 @@ direction included: :mod:`csvm_stats.optimization.intercept_shift`).
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +46,7 @@ import numpy as np
 from csvm_stats.optimization import intercept_shift
 from csvm_stats.optimization.intercept_shift import MARGIN_TOL
 from csvm_stats.optimization.budget import NO_DEADLINE, Deadline
+from csvm_stats.optimization.direction_search import Closest, feasible_point, search_directions
 from csvm_stats.optimization.problem import RateRequirement
 from csvm_stats.optimization.svm_dual import CHUNK, SVMDual
 from csvm_stats.optimization.tightening import SVMReference
@@ -61,6 +64,7 @@ GRAM_COLUMNS_RATIO = 0.25  # feature columns per row above which SVM fits (and b
 CHUNK_WORK = 5e7
 SMALL_STEP = 20_000
 MIN_CHUNK = 64
+ROUND_SECONDS = 0.05  # a warm-start SMO chunk longer than this on its deadline's clock shortens the next ones
 
 
 @dataclass(frozen=True)
@@ -74,15 +78,31 @@ class WarmStart:
     objective: float
 
 
-def smo_chunk(dual: SVMDual) -> int:
-    """SMO steps of one compiled call on ``dual``: CHUNK for small steps, else about CHUNK_WORK work (at least
-    MIN_CHUNK steps). A step costs about the number of rows (Gram mode) or rows times features (feature mode).
-    """
+def step_work(dual: SVMDual) -> int:
+    """Kernel-row entries one SMO step on ``dual`` reads: the number of rows (Gram mode) or rows times features
+    (feature mode)."""
     rows = dual.y.shape[0]
-    per_step = rows if dual.gram is not None else rows * max(1, dual.phi.shape[1])
+    return rows if dual.gram is not None else rows * max(1, dual.phi.shape[1])
+
+
+def _chunk_steps(per_step: int) -> int:
     if per_step <= SMALL_STEP:
         return CHUNK
     return int(min(CHUNK, max(MIN_CHUNK, CHUNK_WORK // per_step)))
+
+
+def smo_chunk(dual: SVMDual) -> int:
+    """SMO steps of one compiled call on ``dual``: CHUNK for small steps, else about CHUNK_WORK work (at least
+    MIN_CHUNK steps); :func:`step_work` is the work of a step.
+    """
+    return _chunk_steps(step_work(dual))
+
+
+def chunk_work(rows: int, columns: int) -> int:
+    """The work of one :func:`smo_chunk` call of an SVM dual on ``rows`` feature rows of ``columns`` entries (Gram
+    mode when :func:`gram_matrix` would build one): what the search does between two looks at the clock."""
+    per_step = rows if columns > GRAM_COLUMNS_RATIO * rows else rows * max(1, columns)
+    return _chunk_steps(per_step) * per_step
 
 
 def fit_svm(
@@ -99,16 +119,29 @@ def fit_svm(
     (degenerate data, e.g. many duplicated rows, can make libsvm crawl for
     minutes; the point returned is then still a valid SVM, only less exact).
     SMO runs in chunks of :func:`smo_chunk` steps and stops early at ``deadline``
-    (module docstring: the point and the bound stay valid).
+    (module docstring: the point and the bound stay valid). A chunk that takes
+    longer than ROUND_SECONDS on the deadline's clock (the wall clock on a loaded
+    machine) makes the next ones proportionally shorter, down to MIN_CHUNK steps,
+    so that the deadline is seen about as often in wall time as in CPU time (a
+    deadline already passed gets one round of MIN_CHUNK steps); the
+    CPU cost of every chunk per unit of work is noted on the deadline
+    (:meth:`~csvm_stats.optimization.budget.Deadline.note_step`).
     """
     dual = SVMDual(phi, y, C * weight / 2.0, gram, tol)
-    active, chunk = np.arange(y.shape[0]), smo_chunk(dual)
+    active, chunk, work = np.arange(y.shape[0]), smo_chunk(dual), step_work(dual)
+    if deadline.expired():  # one short round: a direction and a valid (weak) bound, nearly no time
+        chunk = min(chunk, MIN_CHUNK)
     alpha, steps = None, 0
     while True:
+        cpu0, clock0 = time.process_time(), deadline.read()
         solution = dual.solve(active, alpha, min(chunk, MAX_SVM_STEPS - steps))
         alpha, steps = solution.alpha, steps + solution.steps
+        deadline.note_step(time.process_time() - cpu0, solution.steps * work)
         if solution.converged or steps >= MAX_SVM_STEPS or deadline.expired():
             return solution.w, solution.b, solution.bound
+        took = deadline.read() - clock0
+        if math.isfinite(deadline.at) and took > ROUND_SECONDS:
+            chunk = max(MIN_CHUNK, int(chunk * ROUND_SECONDS / took))
 
 
 def svm_reference(
@@ -150,9 +183,7 @@ def best_shift(
     if found is None:
         return None
     value, w, b = found
-    z = (y_anchor * (phi_anchor @ w + b) >= 1.0 - MARGIN_TOL).astype(float)
-    xi = np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b))
-    return WarmStart(w, b, z, xi, float(value))
+    return WarmStart(w, b, *_indicators(w, b, phi_train, y_train, phi_anchor, y_anchor), float(value))
 
 
 def gram_matrix(phi: np.ndarray) -> np.ndarray | None:
@@ -192,6 +223,13 @@ def shifted_intercept_start(
     best = best_shift(w0, *args)
     if best is None or not requirements:
         return best
+    return _polish(best, phi, y, gram, args, deadline)
+
+
+def _polish(best: WarmStart, phi: np.ndarray, y: np.ndarray, gram: np.ndarray | None, args: tuple,
+            deadline: Deadline) -> WarmStart:
+    """Step 4 of the module docstring from the feasible point ``best`` (``args``: :func:`best_shift`'s data)."""
+    phi_train, _, _, _, C, weight, _ = args
     n_i = phi_train.shape[0]
     for _ in range(POLISH_ROUNDS):
         if deadline.expired():
@@ -205,3 +243,53 @@ def shifted_intercept_start(
             break
         best = candidate
     return best
+
+
+def joint_count_start(
+    phi_train: np.ndarray,
+    y_train: np.ndarray,
+    phi_anchor: np.ndarray,
+    y_anchor: np.ndarray,
+    *,
+    C: float,
+    weight: np.ndarray,
+    requirements: Sequence[RateRequirement],
+    gram: np.ndarray | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> tuple[WarmStart | None, Closest]:
+    """When :func:`shifted_intercept_start` finds no start: the directions of
+    :mod:`csvm_stats.optimization.direction_search` (discriminants, class-weighted SVMs, target-set LPs) until
+    one meets the requirements; its best scale and intercept, improved by the SVM on I with hard margins at the
+    anchor points it meets and polished (step 4), as the start (``None``: none did), and the closest
+    rule found (for the fit's message when the search finds none either)."""
+    phi = np.vstack([phi_train, phi_anchor])
+    y = np.r_[y_train, y_anchor]
+    base = np.r_[weight, np.ones(y_anchor.shape[0])]
+
+    def svm_direction(row_weights: np.ndarray) -> np.ndarray:
+        return fit_svm(gram, phi, y, C, base * row_weights, deadline=deadline)[0]
+
+    found = search_directions(phi_train, y_train, phi_anchor, y_anchor, requirements, svm_direction, deadline)
+    point = None if found.direction is None else feasible_point(
+        found.direction, phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
+    if point is None:
+        return None, found.closest
+    value, w, b = point
+    args = (phi_train, y_train, phi_anchor, y_anchor, C, weight, requirements)
+    met = np.flatnonzero(y_anchor * (phi_anchor @ w + b) >= 1.0 - MARGIN_TOL)
+    start = WarmStart(w, b, *_indicators(w, b, phi_train, y_train, phi_anchor, y_anchor), float(value))
+    # the SVM on I whose margins at the met anchor points are hard (they are separable: this point meets them)
+    rows = np.r_[np.arange(phi_train.shape[0]), phi_train.shape[0] + met]
+    w_hard = fit_svm(None if gram is None else gram[np.ix_(rows, rows)], phi[rows], y[rows], C,
+                     np.r_[weight, np.full(met.size, np.inf)], deadline=deadline)[0]
+    hard = best_shift(w_hard, *args)
+    if hard is not None and hard.objective < start.objective:
+        start = hard
+    return _polish(start, phi, y, gram, args, deadline), found.closest
+
+
+def _indicators(w: np.ndarray, b: float, phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np.ndarray,
+                y_anchor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step 3: ``z`` (anchor margins met) and ``xi`` (training hinge losses) of (w, b)."""
+    z = (y_anchor * (phi_anchor @ w + b) >= 1.0 - MARGIN_TOL).astype(float)
+    return z, np.maximum(0.0, 1.0 - y_train * (phi_train @ w + b))

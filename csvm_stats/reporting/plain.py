@@ -68,8 +68,9 @@ def _result_text(record: SolveRecord) -> str:
         return f"proven optimal (relative gap {record.gap:.2%})"
     if record.status is Status.TIME_LIMIT:
         during = f" during the {record.limit_phase}" if record.limit_phase else ""
-        return (f"not proven optimal: stopped at the time limit{during} with the best rule found "
-                f"(relative gap {record.gap:.2%})")
+        gap = (f"relative gap {record.gap:.2%}" if np.isfinite(record.gap)
+               else "gap unknown: no lower bound was reached")
+        return f"not proven optimal: stopped at the time limit{during} with the best rule found ({gap})"
     return record.outcome
 
 

@@ -123,11 +123,16 @@ def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> N
 def _raise_for(record, what: str) -> None:
     """The readable error of a solve without a solution (``record``: its :class:`SolveRecord`)."""
     if record.status is Status.INFEASIBLE:
-        raise InfeasibleConstraintsError(f"no {what} meets the rate constraints; relax a target or raise C.")
+        why = f": {record.reason}" if record.reason else "; relax a target or raise C"
+        raise InfeasibleConstraintsError(f"no {what} meets the rate constraints{why}.")
     if record.status is Status.NO_SOLUTION:
         where = f", during the {record.limit_phase}" if record.limit_phase else ""
-        raise NoSolutionError(f"the {record.backend} solver stopped after {record.wall_time:.1f} s without a solution "
-                              f"of the {what} (the time limit was reached{where}); raise the time limit.")
+        limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock
+                 else "the time limit")
+        closest = f" {record.reason[0].upper()}{record.reason[1:]}." if record.reason else ""
+        raise NoSolutionError(f"the {record.backend} solver stopped after {record.wall_time:.1f} s "
+                              f"({record.cpu_time:.1f} CPU-s) without a solution of the {what} ({limit} was "
+                              f"reached{where}).{closest} Raise the time limit or relax a target.")
     if record.status is Status.ERROR:
         raise SolverError(f"the {record.backend} solver failed on the {what} ({record.message}).")
 

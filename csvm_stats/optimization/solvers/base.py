@@ -81,7 +81,8 @@ class SolveRecord:
     fit (``time_limit`` seconds on the ``clock``), the wall and CPU seconds of
     the whole fit (``fit_wall_time``, ``fit_cpu_time``: feature map, warm
     start, set-up, search, certification) and ``limit_phase``, the phase in
-    which the limit ran out (``""``: it did not). :attr:`outcome` says in
+    which the limit ran out (``""``: it did not), and ``phase_times``, the wall
+    and CPU seconds of each phase. :attr:`outcome` says in
     words what happened.
     """
 
@@ -99,12 +100,14 @@ class SolveRecord:
     exact: bool | None = None  # set by the engine: is the model solved the exact CSVM (None: not a CSVM fit)
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
     choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
-    reason: str = ""  # an infeasible status: which requirement cannot be met and by how much (when the backend knows)
+    reason: str = ""  # infeasible: which requirement cannot be met and by how much (when the backend knows);
+    # no solution: the closest rule the fit's heuristics found and what they tried
     clock: str = ""  # the clock the fit's time limit counted ("wall" or "cpu"; "" outside a fit)
     time_limit: float = math.nan  # the whole fit's limit, seconds on that clock
     fit_wall_time: float = math.nan  # wall seconds of the whole fit
     fit_cpu_time: float = math.nan  # CPU seconds of the whole fit (this process, every thread)
     limit_phase: str = ""  # the phase of the fit in which the time limit ran out ("": it did not)
+    phase_times: tuple[tuple[str, float, float], ...] = ()  # (phase, wall s, CPU s) of every phase of the fit
 
     @property
     def outcome(self) -> str:
@@ -117,7 +120,7 @@ class SolveRecord:
             found = (f"best classifier found kept, relative gap {self.gap:.2%}" if math.isfinite(self.gap)
                      else "best classifier found kept, gap unknown (no lower bound yet)")
             if self.status is Status.NO_SOLUTION:
-                found = "no classifier found"
+                found = "no classifier found" + (f" ({self.reason})" if self.reason else "")
             return f"time limit{limit} reached{where}: {found}"
         if self.status is Status.INFEASIBLE:
             return "infeasible: no classifier meets the requirements" + (f" ({self.reason})" if self.reason else "")

@@ -425,6 +425,8 @@ class _Search:
         """
         if all(count >= int((~self.dropped0[members]).sum()) for members, count in zip(self.members, self.counts)):
             return  # every point is needed: the model is one convex QP, which the root solves
+        if self.elapsed() >= LOCAL_SEARCH_SHARE * self.options.time_limit:
+            return  # its share is spent (by the root itself on a large problem): its first solve would overrun
         n_i = self.phi_i.shape[0]
         forced = self._top_set(self.best[1], self.best[2])
         current = self.relax(forced, tol=self.tol)

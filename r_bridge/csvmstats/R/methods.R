@@ -201,15 +201,17 @@ print_probability_rule <- function(x) {
   cat(strwrap(paste0(x$probability_rule, "."), indent = 2L, exdent = 2L), sep = "\n")
 }
 
-# The solver's outcome in words, from its status (csvm_stats' Status values) and relative gap.
+# The solver's outcome in words, from its status (csvm_stats' Status values) and relative gap; at the time limit
+# Python's own sentence (solver$outcome: the limit, its clock, the phase and the gap, or that none is known).
 solver_outcome <- function(solver, options) {
   gap <- paste0(format(100 * solver$gap, digits = 3L), "%")
   mip_gap <- if (is.null(options$mip_gap)) 1e-4 else options$mip_gap
   switch(solver$status,
     "optimal" = paste0("optimal (relative gap ", gap, ", within the requested mip_gap = ",
                        format(100 * mip_gap), "%)"),
-    "time limit (incumbent)" = paste0("stopped at the time limit with the best solution found: NOT proven ",
-                                      "optimal (relative gap ", gap, ")"),
+    "time limit (incumbent)" = if (!is.null(solver$outcome) && nzchar(solver$outcome))
+      paste0("NOT proven optimal: ", solver$outcome) else
+      paste0("stopped at the time limit with the best solution found: NOT proven optimal (relative gap ", gap, ")"),
     if (is.finite(solver$gap)) paste0(solver$status, " (relative gap ", gap, ")") else solver$status)
 }
 

@@ -66,4 +66,10 @@ test_that("the solver's outcome is said in words: optimal within mip_gap, or sto
                "stopped at the time limit with the best solution found: NOT proven optimal (relative gap 18.1%)")
   expect_equal(csvmstats:::solver_outcome(list(status = "infeasible", gap = NaN), list()),
                "infeasible")
+  # Python's sentence, when the record has one: the limit, its clock, the phase, the gap or that none is known
+  outcome <- paste("time limit (5 s, wall clock) reached during the search: best classifier found kept,",
+                   "gap unknown (no lower bound yet)")
+  expect_equal(csvmstats:::solver_outcome(list(status = "time limit (incumbent)", gap = Inf, outcome = outcome),
+                                          list(time_limit = 5)),
+               paste0("NOT proven optimal: ", outcome))
 })
