@@ -458,23 +458,34 @@ class _Search(_PrimalHeuristics):
             j = self._branch_point(j, forced, dropped)
             child = forced.copy()
             child[j] = True
-            self._push(heap, bound, child, dropped.copy(), relaxation, origin)
+            self._push(heap, bound, child, dropped.copy(), relaxation, origin, branched=j)
             dropped = dropped.copy()
             dropped[j] = True  # dive: the dropped child has the same relaxation
             self.nodes += 1
 
     def _push(self, heap: list[_Node], bound: float, forced: np.ndarray, dropped: np.ndarray,
-              parent: _Relaxation, origin: _Packed | None) -> None:
+              parent: _Relaxation, origin: _Packed | None, branched: int = -1) -> None:
         """Queue a node with its count bound (or record it as pruned) and its parent's dual point
-        (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
+        (beyond the store's budget: ``origin``, the point the parent was warm-started from).
+
+        ``branched`` (-1: none) is the one point the node forces beyond a parent with the same dropped set whose
+        count bound ``bound`` includes. Unless the checks here force or drop more, the node's count bound is then
+        at most ``max(bound, cost[branched])``, and that is taken without a scan: its forced points' costs are the
+        parent's and branched's, and in each requirement both the need and the free points lose branched at
+        most, so the need-th smallest free cost can only fall (taking out one of the need smallest leaves the
+        same value at rank need - 1; taking out a larger one, a smaller value there).
+        """
         level = self.prune_level()
         dropped = dropped.copy()
+        sizes = (int(forced.sum()), int(dropped.sum()))
         value, drop_value = self.nogoods.scan(forced, dropped)  # drops what the nogoods exclude
         self.pruned_min = min(self.pruned_min, max(drop_value, bound))
         bound = max(bound, value)
         if not self._break_symmetry(forced, dropped) or not self._drop_ties(forced, dropped):
             return
-        if bound < level:
+        if branched >= 0 and sizes == (int(forced.sum()), int(dropped.sum())):
+            bound = max(bound, float(self.cost[branched]))
+        elif bound < level:
             bound = max(bound, self._count_bound(forced, dropped))
         if self.additive is not None and bound < level:
             bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
