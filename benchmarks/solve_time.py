@@ -453,7 +453,7 @@ def report(time_limit: float) -> str:
             f"{time_limit:g} CPU-s limit. Target: every variant proven at n = 2000 within 60 CPU-s; accuracy >= 0.8 "
             "proven at n = 1000 within 20 CPU-s.",
             "",
-            markdown(variants[["case", "constraint", "solver", "status", "objective", "bound", "gap", "nodes",
+            markdown(variants[["case", "constraint", "split", "solver", "status", "objective", "bound", "gap", "nodes",
                                "svm_solves", "cpu_s", "load"]]),
             "",
         ]
