@@ -11,9 +11,11 @@ warm start, and a local search from it before the root's costs
 *Which node directions are tried.* Every node's direction cost as much as
 its SVM solve under an accuracy requirement (six scales, each an O(n log n)
 intercept search: 12.5 of the 25 CPU-s of a 10 CPU-s search at n = 2000 under
-cProfile), while on the variant grid the incumbent of the local search was
-never improved by them at n = 2000, and at n = 1000 (p = 20) handing the
-search the optimum from the start saved 2% of its SVM solves. So node
+cProfile), while on the variant grid (seed 27, n = 2000) the local search's
+incumbent was not improved in the first 20 CPU-s of any of the four open
+variants (later it can be: closer means 812.7 -> 805.0 by 60 CPU-s), and at
+n = 1000 (p = 20) handing the search the optimum from the start saved 2% of
+its SVM solves. So node
 directions are tried on every ``stride``-th solved node: the stride starts at
 1, doubles (up to MAX_SHIFT_STRIDE) after SHIFT_PATIENCE tries in a row that
 do not improve the incumbent, and falls back to 1 when one does. Leaves, the
