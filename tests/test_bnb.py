@@ -420,3 +420,84 @@ def test_bnb_takes_over_ctrl_c_only_from_pythons_default_handler(wisconsin, monk
         assert all(h not in (signal.default_int_handler, signal.SIG_IGN) for h in seen)
     else:
         assert all(h is signal.SIG_IGN for h in seen)
+
+
+@pytest.mark.parametrize("kinds", [{"acc"}, {"tpr"}])
+def test_branched_child_count_bound_needs_no_scan(kinds, monkeypatch):
+    """A forced child of a branch (one more forced point, the same dropped set) takes max(parent bound, cost of
+    the branched point) as its count bound without a scan: it equals the full scan's whenever the nogoods drop
+    nothing more."""
+    from csvm_stats.optimization.solvers import bnb
+
+    rng = np.random.default_rng(5)
+    n = 240
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 4))
+    X[:, 0] += y
+    Xi, yi, Xj, yj = X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
+    counts = {"acc": int(0.8 * len(yj))} if kinds == {"acc"} else {"tpr": int(np.ceil(0.9 * (yj > 0).sum()))}
+    checked = []
+    push = bnb._Search._push
+
+    def spy(search, heap, bound, forced, dropped, parent, origin, branched=-1):
+        if branched >= 0:
+            more = dropped.copy()
+            search.nogoods.scan(forced, more)
+            if (more == dropped).all():
+                assert max(bound, search._count_bound(forced, dropped)) == max(bound, float(search.cost[branched]))
+                checked.append(branched)
+        return push(search, heap, bound, forced, dropped, parent, origin, branched)
+
+    monkeypatch.setattr(bnb._Search, "_push", spy)
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, solver="bnb", options=SolverOptions(time_limit=600, clock="cpu"))
+    assert fit.record.status is Status.OPTIMAL
+    assert len(checked) >= 5  # branches were taken (seed 5: 6 under TPR, more under accuracy)
+
+
+def test_node_directions_are_tried_on_a_stride_that_doubles_without_improvement():
+    """node_shift tries every stride-th node direction: the stride doubles after SHIFT_PATIENCE fruitless tries
+    (up to MAX_SHIFT_STRIDE) and falls back to 1 when a try improves the incumbent."""
+    from csvm_stats.optimization.solvers import bnb_primal
+
+    class Heuristics(bnb_primal._PrimalHeuristics):
+        def __init__(self):
+            self.best, self.tries, self.improve_at = (10.0, None, 0.0), 0, -1
+
+        def shift(self, w, factors=None):
+            self.tries += 1
+            if self.tries == self.improve_at:
+                self.best = (self.best[0] - 1.0, None, 0.0)
+            return self.best[0]
+
+    patience = bnb_primal.SHIFT_PATIENCE
+    h = Heuristics()
+    for _ in range(patience):  # stride 1
+        h.node_shift(None)
+    assert (h.tries, h.shift_stride) == (patience, 2)
+    for _ in range(2 * patience):  # stride 2: every other node
+        h.node_shift(None)
+    assert (h.tries, h.shift_stride) == (2 * patience, 4)
+    h.improve_at = h.tries + 1
+    for _ in range(4):  # the next try improves the incumbent
+        h.node_shift(None)
+    assert (h.tries, h.shift_stride, h.best[0]) == (2 * patience + 1, 1, 9.0)
+    h.improve_at = -1
+    for _ in range(10_000 * patience):
+        h.node_shift(None)
+    assert h.shift_stride == bnb_primal.MAX_SHIFT_STRIDE
+
+
+@pytest.mark.parametrize("seed", [2, 7, 12])
+def test_bnb_equals_brute_force_with_node_directions_almost_never_tried(seed, monkeypatch):
+    """Node directions only offer feasible points: with the stride at its cap from the first try (leaves, the root,
+    its costs and the local search still try theirs) bnb proves the same optimum, accuracy requirements included."""
+    from csvm_stats.optimization.solvers import bnb_primal
+
+    monkeypatch.setattr(bnb_primal, "SHIFT_PATIENCE", 0)
+    monkeypatch.setattr(bnb_primal._PrimalHeuristics, "shift_stride", 10**9)
+    Xi, yi, Xj, yj, counts, weight = random_problem(seed)
+    expected = brute_force(Xi, yi, Xj, yj, counts, weight)
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb", options=TIGHT)
+    assert fit.record.status is Status.OPTIMAL
+    assert fit.objective == pytest.approx(expected, rel=1e-6)
+    assert fit.record.best_bound <= expected * (1 + 1e-6)

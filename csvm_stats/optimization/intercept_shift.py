@@ -48,31 +48,44 @@ def _counts(b: np.ndarray, lo_sorted: np.ndarray, hi_sorted: np.ndarray) -> np.n
     return np.searchsorted(lo_sorted, b, side="right") + (hi_sorted.size - np.searchsorted(hi_sorted, b, side="left"))
 
 
-def _thresholds(s_anchor: np.ndarray, y_anchor: np.ndarray,
-                req: RateRequirement) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted thresholds of a requirement's members: a positive one is met for b >= its ``lo``, a negative one for
-    b <= its ``hi``, to half of MARGIN_TOL (so that an intercept accepted here meets MARGIN_TOL when the
-    margins are computed directly, whatever the rounding)."""
-    s, y = s_anchor[req.members], y_anchor[req.members]
-    return np.sort(1.0 - HALF_TOL - s[y > 0]), np.sort(-1.0 + HALF_TOL - s[y < 0])
+class _SortedScores:
+    """One requirement's members' scores for one direction, each class sorted in decreasing order, so that the
+    thresholds of every scale come out sorted without a sort: both kinds of threshold fall as the score grows."""
+
+    def __init__(self, f_anchor: np.ndarray, y_anchor: np.ndarray, req: RateRequirement) -> None:
+        f, y = f_anchor[req.members], y_anchor[req.members]
+        self.pos = -np.sort(-f[y > 0])
+        self.neg = -np.sort(-f[y < 0])
+        self.count = req.count
+
+    def thresholds(self, factor: float) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted thresholds at scale ``factor``: a positive member is met for b >= its ``lo``, a negative one for
+        b <= its ``hi``, to half of MARGIN_TOL (so that an intercept accepted here meets MARGIN_TOL when the
+        margins are computed directly, whatever the rounding)."""
+        return 1.0 - HALF_TOL - factor * self.pos, -1.0 + HALF_TOL - factor * self.neg
+
+
+def _feasible(b: np.ndarray, thresholds: Sequence[tuple[np.ndarray, np.ndarray]],
+              counts: Sequence[int]) -> np.ndarray:
+    ok = np.ones(b.shape[0], dtype=bool)
+    for (lo, hi), count in zip(thresholds, counts):
+        if count > 0:
+            ok &= _counts(b, lo, hi) >= count
+    return ok
 
 
 def feasible_mask(b: np.ndarray, s_anchor: np.ndarray, y_anchor: np.ndarray,
                   requirements: Sequence[RateRequirement]) -> np.ndarray:
     """Which intercepts ``b`` meet every requirement with anchor scores ``s_anchor`` (O((n + len(b)) log n))."""
-    ok = np.ones(b.shape[0], dtype=bool)
-    for req in requirements:
-        if req.count > 0:
-            ok &= _counts(b, *_thresholds(s_anchor, y_anchor, req)) >= req.count
-    return ok
+    return _feasible(b, [_SortedScores(s_anchor, y_anchor, req).thresholds(1.0) for req in requirements],
+                     [req.count for req in requirements])
 
 
-def best_intercept(s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_anchor: np.ndarray,
-                   y_anchor: np.ndarray, requirements: Sequence[RateRequirement]) -> float | None:
-    """The b minimising the hinge sum among those meeting every requirement (``None``: no b does)."""
+def _best_intercept(s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray,
+                    thresholds: Sequence[tuple[np.ndarray, np.ndarray]], counts: Sequence[int]) -> float | None:
     b_star = _weighted_median(y_train - s_train, cw, y_train)
-    ends = np.concatenate([[b_star]] + [np.concatenate(_thresholds(s_anchor, y_anchor, req)) for req in requirements])
-    ok = feasible_mask(ends, s_anchor, y_anchor, requirements)
+    ends = np.concatenate([[b_star]] + [np.concatenate(pair) for pair in thresholds])
+    ok = _feasible(ends, thresholds, counts)
     if not ok.any():
         return None
     if ok[0]:
@@ -84,18 +97,28 @@ def best_intercept(s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_a
     return float(picks[int(np.argmin(values))])
 
 
+def best_intercept(s_train: np.ndarray, y_train: np.ndarray, cw: np.ndarray, s_anchor: np.ndarray,
+                   y_anchor: np.ndarray, requirements: Sequence[RateRequirement]) -> float | None:
+    """The b minimising the hinge sum among those meeting every requirement (``None``: no b does)."""
+    return _best_intercept(s_train, y_train, cw,
+                           [_SortedScores(s_anchor, y_anchor, req).thresholds(1.0) for req in requirements],
+                           [req.count for req in requirements])
+
+
 def best_shift(w0: np.ndarray, phi_train: np.ndarray, y_train: np.ndarray, phi_anchor: np.ndarray,
                y_anchor: np.ndarray, C: float, weight: np.ndarray, requirements: Sequence[RateRequirement],
                factors: Sequence[float]) -> tuple[float, np.ndarray, float] | None:
     """``(objective, w, b)`` of the best scaled (by ``factors``) and shifted version of direction ``w0`` meeting
-    every requirement (``None``: none does)."""
+    every requirement (``None``: none does). The anchor scores are sorted once for all scales."""
     f_train, f_anchor = phi_train @ w0, phi_anchor @ w0
     ww = float(w0 @ w0)
     cw = C * weight
+    sorted_scores = [_SortedScores(f_anchor, y_anchor, req) for req in requirements]
+    counts = [req.count for req in requirements]
     best: tuple[float, np.ndarray, float] | None = None
     for factor in factors:
-        s_train, s_anchor = factor * f_train, factor * f_anchor
-        b = best_intercept(s_train, y_train, cw, s_anchor, y_anchor, requirements)
+        s_train = factor * f_train
+        b = _best_intercept(s_train, y_train, cw, [sc.thresholds(factor) for sc in sorted_scores], counts)
         if b is None:
             continue
         value = factor * factor * ww + float(cw @ np.maximum(0.0, 1.0 - y_train * (s_train + b)))

@@ -47,14 +47,8 @@ isolated or duplicated points of one class), branched on in one order only,
 at a proven slack that the prune level adds and the reported bound subtracts
 (an optimal fit's gap can exceed ``mip_gap`` by it, at most about 1% of it).
 
-*Upper bounds.* The direction w of every node that is not pruned (and of
-the root's single-anchor costs and leaves) with the best intercept for the
-requirements (:mod:`csvm_stats.optimization.intercept_shift`: the objective is
-convex and piecewise linear in b, each requirement's count a step function of
-b; O(n log n) for accuracy too, whose O(n^2) scan had taken two thirds of the
-search; the direction is also tried scaled up), the warm start, and a local
-search from it before the root's costs (:meth:`_Search._local_search`: swaps
-of one binding anchor point).
+*Upper bounds.* :mod:`csvm_stats.optimization.solvers.bnb_primal`: the best
+intercept (and scale) of node directions, the warm start, a local search.
 
 *Infeasibility and ties.* Without a warm start (none met the requirements),
 the counting certificate (:mod:`csvm_stats.optimization.feasibility`) runs
@@ -102,29 +96,25 @@ from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb_nodes import _DualStore, _Node, _Nogoods, _Packed, _Relaxation, _scan_requirement
+from csvm_stats.optimization.solvers.bnb_primal import MARGIN_TOL, _PrimalHeuristics
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
 from csvm_stats.optimization.feasibility import check_counts, tie_groups
 from csvm_stats.optimization.intercept_envelope import InterceptEnvelope
 from csvm_stats.optimization.svm_dual import SVMDual
-from csvm_stats.optimization.intercept_shift import best_shift
-from csvm_stats.optimization.warmstart import SCALE_FACTORS, gram_matrix, smo_chunk
+from csvm_stats.optimization.warmstart import gram_matrix, smo_chunk
 
 MIN_TOL = 1e-12  # the tightest KKT gap a leaf is solved to
 LOOSE_TOL = 1e-2  # KKT gap of a node solve; a leaf is solved again to the tight tolerance
 FORCED_TOL_FACTOR = 10.0  # a free margin >= 1 - factor * the dual solver's tolerance counts as met by a relaxation
 CAP_TOL = 1e-3  # a forced margin below 1 - CAP_TOL: the relaxation's primal point is not trusted
-ONE_CLASS_FACTORS: tuple[float, ...] = (1.0, 1.5)  # scales of a node direction under TPR-only or TNR-only
-MARGIN_TOL = 1e-9  # margin tolerance of an upper-bound point (as in the warm start)
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-anchor costs may take
-LOCAL_SEARCH_SHARE = 0.1  # share of the time limit the primal local search may take
-LOCAL_SEARCH_GAIN = 1e-6  # relative decrease of D(M) that counts as a local-search improvement
 DUAL_BUDGET_PER_ROW = 256  # dual entries that waiting nodes may keep in all, per row of the stacked sample
 DEEP_SEARCH_AFTER = 200  # SVM solves before the orbits and the intercept envelope are set up (Gram mode; easy
 # fits never pay for them)
 
 
-class _Search:
+class _Search(_PrimalHeuristics):
     """One branch-and-bound run on the data of an exact CSVM."""
 
     def __init__(self, data: CSVMData, problem: MIQP, options: SolverOptions, watch: Stopwatch) -> None:
@@ -230,32 +220,6 @@ class _Search:
         res = linprog(np.zeros(A.shape[1]), A_ub=A, b_ub=-np.ones(idx.size), bounds=(None, None), method="highs")
         return res.status != 2  # 2: infeasible
 
-    def shift(self, w: np.ndarray, factors: tuple[float, ...] | None = None) -> float:
-        """Upper bound: the best intercept (and scale) for direction w; update the incumbent; its value.
-
-        Default scales: SCALE_FACTORS when requirements on both classes may need a
-        longer w to be met at all; else ONE_CLASS_FACTORS (an intercept alone meets
-        them, and larger scales were measured never to win).
-        """
-        d = self.d
-        if factors is None:
-            one_class = {req.kind for req in d.requirements} in ({"tpr"}, {"tnr"})
-            factors = ONE_CLASS_FACTORS if one_class else SCALE_FACTORS
-        found = best_shift(w, self.phi_i, self.y_i, self.phi_j, self.y_j, d.C, d.weight, d.requirements, factors)
-        if found is None:
-            return math.inf
-        self._offer(*found)
-        return found[0]
-
-    def _offer(self, value: float, w: np.ndarray, b: float) -> None:
-        """Keep (w, b) when it meets every requirement and beats the incumbent."""
-        margins = self.y_j * (self.phi_j @ w + b)
-        for members, count in zip(self.members, self.counts):
-            if int((margins[members] >= 1.0 - MARGIN_TOL).sum()) < count:
-                return
-        if self.best is None or value < self.best[0]:
-            self.best = (value, w.copy(), float(b))
-
     # ---------------------------------------------------------------- search
     def run(self) -> Status:
         n_j = self.phi_j.shape[0]
@@ -309,15 +273,6 @@ class _Search:
         self.open_min = math.inf
         return Status.OPTIMAL
 
-    def _seed(self, forced: np.ndarray) -> None:
-        """Primal heuristic without a warm start: the counting certificate's side assignment as a forced set; when a
-        hyperplane separates it (LP), its relaxation's direction meets the requirements (an incumbent)."""
-        if not self._separable(np.flatnonzero(forced)):
-            return
-        relaxation = self.relax(forced, tol=self.tol)
-        if relaxation is not None:
-            self.shift(relaxation.w)
-
     def _deepen(self) -> None:
         """A search that did not close early (Gram mode, with an incumbent): orbits of interchangeable anchor points
         (:mod:`~csvm_stats.optimization.anchor_symmetry`; nodes processed from now on keep each orbit's order: every
@@ -346,7 +301,7 @@ class _Search:
         self.nodes += 1
         if relaxation is not None:
             if relaxation.dual < self.prune_level():  # pruned nodes: n = 2000 ran the same tree without them
-                self.shift(relaxation.w)
+                self.node_shift(relaxation.w)
             self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
     def lower_bound(self) -> float:
@@ -387,69 +342,6 @@ class _Search:
         orbit = self.orbits.elems[self.orbits.starts[o]:self.orbits.starts[o + 1]]
         free = orbit[~forced[orbit] & ~dropped[orbit]]
         return int(free[-1])
-
-    def _top_set(self, w: np.ndarray, b: float) -> np.ndarray:
-        """The root's forced points and, for each requirement, its ``count`` members of largest margin at (w, b)
-        (never a point dropped at the root)."""
-        margins = np.where(self.dropped0, -np.inf, self.y_j * (self.phi_j @ w + b))
-        forced = self.forced0.copy()
-        for members, count in zip(self.members, self.counts):
-            forced[members[np.argsort(-margins[members], kind="stable")[:count]]] = True
-        return forced
-
-    def _without(self, point: _Packed, rows: np.ndarray) -> _Packed:
-        """A dual point with ``rows`` set to zero, made feasible again (the heavier class's alphas scaled down:
-        they stay in their boxes): a warm start for a forced set without those rows."""
-        alpha = np.zeros(self.dual.y.shape[0])
-        alpha[point[0]] = point[1]
-        alpha[rows] = 0.0
-        positive = self.dual.y > 0
-        pos, neg = alpha[positive].sum(), alpha[~positive].sum()
-        alpha[positive if pos > neg else ~positive] *= min(pos, neg) / max(pos, neg, 1e-300)
-        kept = np.flatnonzero(alpha).astype(np.int32)
-        return kept, alpha[kept]
-
-    def _local_search(self) -> None:
-        """Primal heuristic from the incumbent: swap one binding anchor point for the best-placed others.
-
-        M is the top set (:meth:`_top_set`) of the incumbent and D(M) its relaxation, whose
-        solution meets the requirements. A move leaves out one forced point s of M
-        with alpha_s > 0 (largest first), solves D(M - s), takes the top set M' of that
-        solution and solves D(M'); it is taken when D(M') < D(M) (first improvement),
-        and the search stops when no move improves or at LOCAL_SEARCH_SHARE of the time
-        limit. The direction of every accepted D(M) is offered as an upper bound (:meth:`shift`).
-        With every point of every requirement needed (a target capped at the whole class)
-        no swap exists and it does nothing.
-        On the synthetic benchmark it takes the incumbent 377.9 to 362.8 (optimum 362.0) in 37 SVM
-        solves at n = 2000, and 1138.4 to 1125.9 in 23 at n = 5000.
-        """
-        if all(count >= int((~self.dropped0[members]).sum()) for members, count in zip(self.members, self.counts)):
-            return  # every point is needed: the model is one convex QP, which the root solves
-        if self.elapsed() >= LOCAL_SEARCH_SHARE * self.options.time_limit:
-            return  # its share is spent (by the root itself on a large problem): its first solve would overrun
-        n_i = self.phi_i.shape[0]
-        forced = self._top_set(self.best[1], self.best[2])
-        current = self.relax(forced, tol=self.tol)
-        while current is not None:
-            self.shift(current.w)
-            alpha_j = current.alpha[n_i:]
-            binding = np.flatnonzero(forced & ~self.forced0 & (alpha_j > 0))
-            for s in binding[np.argsort(-alpha_j[binding], kind="stable")]:
-                if self.elapsed() >= LOCAL_SEARCH_SHARE * self.options.time_limit:
-                    return
-                fewer = forced.copy()
-                fewer[s] = False
-                step = self.relax(fewer, self._without(current.packed, n_i + np.array([s])), tol=self.tol)
-                if step is None:
-                    continue
-                moved = self._top_set(step.w, step.b)
-                candidate = self.relax(moved, self._without(step.packed, n_i + np.flatnonzero(fewer & ~moved)),
-                                       tol=self.tol)
-                if candidate is not None and candidate.dual < current.dual - LOCAL_SEARCH_GAIN * abs(current.dual):
-                    forced, current = moved, candidate
-                    break
-            else:
-                return
 
     def _root_costs(self, forced: np.ndarray, dropped: np.ndarray, root: _Relaxation) -> None:
         """Single-anchor costs of the hardest free points of each requirement (module docstring)."""
@@ -566,23 +458,34 @@ class _Search:
             j = self._branch_point(j, forced, dropped)
             child = forced.copy()
             child[j] = True
-            self._push(heap, bound, child, dropped.copy(), relaxation, origin)
+            self._push(heap, bound, child, dropped.copy(), relaxation, origin, branched=j)
             dropped = dropped.copy()
             dropped[j] = True  # dive: the dropped child has the same relaxation
             self.nodes += 1
 
     def _push(self, heap: list[_Node], bound: float, forced: np.ndarray, dropped: np.ndarray,
-              parent: _Relaxation, origin: _Packed | None) -> None:
+              parent: _Relaxation, origin: _Packed | None, branched: int = -1) -> None:
         """Queue a node with its count bound (or record it as pruned) and its parent's dual point
-        (beyond the store's budget: ``origin``, the point the parent was warm-started from)."""
+        (beyond the store's budget: ``origin``, the point the parent was warm-started from).
+
+        ``branched`` (-1: none) is the one point the node forces beyond a parent with the same dropped set whose
+        count bound ``bound`` includes. Unless the checks here force or drop more, the node's count bound is then
+        at most ``max(bound, cost[branched])``, and that is taken without a scan: its forced points' costs are the
+        parent's and branched's, and in each requirement both the need and the free points lose branched at
+        most, so the need-th smallest free cost can only fall (taking out one of the need smallest leaves the
+        same value at rank need - 1; taking out a larger one, a smaller value there).
+        """
         level = self.prune_level()
         dropped = dropped.copy()
+        sizes = (int(forced.sum()), int(dropped.sum()))
         value, drop_value = self.nogoods.scan(forced, dropped)  # drops what the nogoods exclude
         self.pruned_min = min(self.pruned_min, max(drop_value, bound))
         bound = max(bound, value)
         if not self._break_symmetry(forced, dropped) or not self._drop_ties(forced, dropped):
             return
-        if bound < level:
+        if branched >= 0 and sizes == (int(forced.sum()), int(dropped.sum())):
+            bound = max(bound, float(self.cost[branched]))
+        elif bound < level:
             bound = max(bound, self._count_bound(forced, dropped))
         if self.additive is not None and bound < level:
             bound = max(bound, self.additive(parent.alpha, parent.b, forced, dropped, self.counts, level))
