@@ -77,11 +77,20 @@ def main() -> None:
     parser.add_argument("--with-l1-scip", action="store_true")
     parser.add_argument("--report-only", action="store_true", help="rewrite the .md from the committed .csv")
     parser.add_argument("--max-features", type=int, default=10)
+    parser.add_argument("--provenance", help="with --report-only: the provenance line of the merged runs")
     parser.add_argument("--runs", nargs="+", help="route:solver pairs instead of the default set, e.g. card:bnb")
     args = parser.parse_args()
     stem = "sparse_srbct" if args.max_features == 10 else f"sparse_srbct_k{args.max_features}"
+    if args.seed_list and not args.report_only:  # one process per seed: its own file (merged with --report-only)
+        stem += "_seed" + "-".join(map(str, args.seed_list))
     if args.report_only:
-        write_report(pd.read_csv(OUT / f"{stem}.csv"), stem)
+        parts = sorted(OUT.glob(f"{stem}_seed*.csv"))
+        frame = pd.concat([pd.read_csv(part) for part in parts]) if parts else pd.read_csv(OUT / f"{stem}.csv")
+        if parts:
+            frame.sort_values(["seed"], kind="stable").to_csv(OUT / f"{stem}.csv", index=False)
+            for part in parts:
+                part.unlink()
+        write_report(frame.sort_values(["seed"], kind="stable"), stem, args.provenance or "")
         return
     X, y = load_dataset("srbct")
     ews = pd.Series(y.to_numpy() < 0, name="EWS")  # load_dataset codes EWS as the negative class

@@ -22,7 +22,7 @@ from csvm_stats.optimization.perspective import (
     Features, PerspectiveRelaxation, child_bounds, k_support, top_sum,
 )
 from csvm_stats.optimization.problem import build_primal, with_cardinality
-from csvm_stats.optimization.solvers import SolverOptions, Status, solve
+from csvm_stats.optimization.solvers import SolverOptions, Status, _auto_chain, solve
 from csvm_stats.sparse.model import fit_cardinality_csvm
 
 TIGHT = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-7)
@@ -159,9 +159,10 @@ def test_time_limited_search_reports_the_limit_with_a_valid_bound():
     assert "time limit" in record.outcome and record.gap >= 0
 
 
-def test_search_solution_meets_the_miqp_and_auto_chooses_bnb():
+def test_search_solution_meets_the_miqp_and_auto_tries_bnb_before_scip():
     problem, values = _problem("tpr and tnr")
-    solution = solve(problem, "auto", TIGHT)
-    assert problem.cardinality is not None and solution.record.choice.startswith("auto: bnb")
+    names = [name for name, _ in _auto_chain(problem)]
+    assert problem.cardinality is not None and names.index("bnb") < names.index("scip")
+    solution = solve(problem, "bnb", TIGHT)
     assert problem.max_violation(solution.x) <= 1e-6
     assert abs(solution.record.objective - min(values.values())) <= 1e-5 * max(1.0, min(values.values()))

@@ -61,6 +61,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from csvm_stats.optimization.svm_dual import SVMDual
 
@@ -83,25 +84,45 @@ def k_support(a: np.ndarray, k: int) -> tuple[float, np.ndarray]:
 
     ``k = 0``: :math:`\rho = 0` when every a is 0, else infinite (then :math:`\sigma = 0`).
     """
+    a = np.ascontiguousarray(a, dtype=float)
     sigma = np.zeros(a.size)
-    nonzero = np.flatnonzero(a > 0)
-    if nonzero.size == 0:
-        return 0.0, sigma
+    return _k_support(a, int(k), sigma), sigma
+
+
+@njit(cache=True)
+def _k_support(a, k, sigma):  # pragma: no cover - compiled
+    nonzero = 0
+    total = 0.0
+    for f in range(a.size):
+        if a[f] > 0.0:
+            nonzero += 1
+            total += a[f] * a[f]
+    if nonzero == 0:
+        return 0.0
     if k <= 0:
-        return math.inf, sigma
-    if nonzero.size <= k:
-        sigma[nonzero] = 1.0
-        return float(a @ a), sigma
-    order = np.argsort(-a, kind="stable")
+        return math.inf
+    if nonzero <= k:
+        for f in range(a.size):
+            if a[f] > 0.0:
+                sigma[f] = 1.0
+        return total
+    order = np.argsort(-a)
     s = a[order]
-    tail = np.cumsum(s[::-1])[::-1]  # tail[r] = sum of s[r:]
-    for r in range(k):  # r entries at sigma = 1
-        tau = tail[r] / (k - r)
+    tail = 0.0
+    for f in range(s.size):
+        tail += s[f]
+    head = 0.0  # sum of squares of the r entries at sigma = 1
+    for r in range(k):
+        tau = tail / (k - r)
         if s[r] <= tau and (r == 0 or s[r - 1] > tau):
-            sigma[order[:r]] = 1.0
-            sigma[order[r:]] = s[r:] / tau
-            return float(s[:r] @ s[:r] + tail[r] * tau), sigma
-    raise AssertionError("no split index of the k-support norm")  # pragma: no cover - r always exists
+            for f in range(r):
+                sigma[order[f]] = 1.0
+            for f in range(r, s.size):
+                sigma[order[f]] = s[f] / tau
+            return head + tail * tau
+        head += s[r] * s[r]
+        tail -= s[r]
+    return math.inf  # not reached: a split index always exists
 
 
 @dataclass(frozen=True)
@@ -199,15 +220,16 @@ class PerspectiveRelaxation:
         self.X, self.y, self.upper, self.n_train, self.cw, self.tol = X, y, upper, n_train, cw, tol
         self.smo_steps = 0
 
-    def primal_value(self, w: np.ndarray, b: float, features: Features, rows: np.ndarray) -> float:
-        """The relaxation's objective at (w, b); inf when a forced anchor margin is missed by more than 1e-6."""
+    def primal_value(self, w: np.ndarray, b: float, features: Features, rows: np.ndarray) -> tuple[float, np.ndarray]:
+        """The relaxation's objective at (w, b) (inf when a forced anchor margin is missed by more than 1e-6) and
+        the minimising sigma of the free columns."""
+        rho, sigma = k_support(np.abs(w[features.free]), features.budget)
         anchors = rows[rows >= self.n_train]
         if anchors.size and np.min(self.y[anchors] * (self.X[anchors] @ w + b)) < 1.0 - 1e-6:
-            return math.inf
-        Xi, yi = self.X[: self.n_train], self.y[: self.n_train]
-        hinge = float(self.cw @ np.maximum(0.0, 1.0 - yi * (Xi @ w + b)))
-        rho, _ = k_support(np.abs(w[features.free]), features.budget)
-        return float(w[features.inside] @ w[features.inside]) + rho + hinge
+            return math.inf, sigma
+        margins = self.y[: self.n_train] * (self.X[: self.n_train] @ w + b)
+        hinge = float(self.cw @ np.maximum(0.0, 1.0 - margins))
+        return float(w[features.inside] @ w[features.inside]) + rho + hinge, sigma
 
     def solve_sigma(self, sigma: np.ndarray, rows: np.ndarray, alpha0: np.ndarray | None,
                     tol: float | None = None) -> tuple[np.ndarray, float, np.ndarray, bool]:
@@ -240,15 +262,13 @@ class PerspectiveRelaxation:
             bound = dual_bound(alpha, self.y, self.X, rows, features)
             if best is None or bound.value > best.value:
                 best = bound
-            value = self.primal_value(w, b, features, rows)
-            point = (w, b, value, converged)
+            value, fresh = self.primal_value(w, b, features, rows)
+            point = (w, b, value, converged, fresh)
             if best.value >= stop_value or (converged and value - best.value <= rel_tol * max(abs(value), 1e-12)):
                 break
-            _, fresh = k_support(np.abs(w[free]), k)
             sigma[free] = np.maximum(fresh, SIGMA_FLOOR * share)
-        w, b, value, converged = point
+        w, b, value, converged, fresh = point
         done = converged and value - best.value <= rel_tol * max(abs(value), 1e-12)
-        _, fresh = k_support(np.abs(w[free]), k)
         sigma_out = sigma.copy()
         sigma_out[free] = fresh
         return Relaxed(best, w, b, value, sigma_out, alpha, done)
