@@ -19,6 +19,7 @@ from functools import cache
 from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.bnb import BnbBackend  # the exact CSVM's search (SparseBnbBackend hands it those)
 from csvm_stats.optimization.solvers.bnb_sparse import SparseBnbBackend
 from csvm_stats.optimization.solvers.gurobi import MIQP_VARIABLES, GurobiBackend, outer_approximation_first
 from csvm_stats.optimization.solvers.highs import HighsBackend, is_linear
