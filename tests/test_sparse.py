@@ -103,7 +103,7 @@ def test_highs_refuses_a_quadratic_model():
 
 
 CARDINALITY_SOLVERS = [
-    "scip", "scip-tangents",
+    "bnb", "scip", "scip-tangents",
     pytest.param("gurobi-oa", marks=needs_gurobi), pytest.param("gurobi-miqp", marks=needs_gurobi),
 ]
 

@@ -35,7 +35,7 @@ problem (CSVM)) for reference and tests.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -95,6 +95,16 @@ class MulticlassData:
 
 
 @dataclass(frozen=True)
+class CardinalityData:
+    """An exact primal CSVM (:class:`CSVMData`, columns = the candidate features) under a budget of at most
+    ``max_features`` non-zero coefficients: what ``"bnb"`` needs to search over features too
+    (:mod:`csvm_stats.optimization.solvers.bnb_sparse`). Attached by :func:`with_cardinality`."""
+
+    csvm: CSVMData
+    max_features: int
+
+
+@dataclass(frozen=True)
 class MIQP:
     r"""A mixed-integer program with a convex quadratic objective (see module docstring).
 
@@ -135,6 +145,7 @@ class MIQP:
     csvm: CSVMData | None = field(default=None, repr=False)
     perspective: np.ndarray | None = field(default=None, repr=False)
     multiclass: MulticlassData | None = field(default=None, repr=False)
+    cardinality: CardinalityData | None = field(default=None, repr=False)
 
     @property
     def n_vars(self) -> int:
@@ -484,13 +495,17 @@ def with_cardinality(problem: CSVMProblem, max_features: int) -> CSVMProblem:
     solution that could be optimal; every bound must be finite. For the L2
     objective the pairs :math:`(w_f, v_f)` are recorded as
     :attr:`MIQP.perspective`, so backends can use the perspective relaxation
-    :math:`t_f v_f \ge w_f^2`.
+    :math:`t_f v_f \ge w_f^2`; an exact L2 primal also carries its data as
+    :attr:`MIQP.cardinality` (for ``"bnb"``'s search over features).
     """
     miqp = problem.miqp
     names = coefficient_blocks(miqp)
     p = miqp.blocks[names[0]].stop - miqp.blocks[names[0]].start
     members = np.column_stack([miqp.blocks[name].start + np.arange(p) for name in names])
-    return CSVMProblem(with_group_cardinality(miqp, members, max_features), problem.big_m, problem.exact)
+    sparse = with_group_cardinality(miqp, members, max_features)
+    if miqp.csvm is not None and names == ("w",):
+        sparse = replace(sparse, cardinality=CardinalityData(miqp.csvm, int(max_features)))
+    return CSVMProblem(sparse, problem.big_m, problem.exact)
 
 
 def with_group_cardinality(miqp: MIQP, members: np.ndarray, max_features: int) -> MIQP:

@@ -331,20 +331,3 @@ class MulticlassBnb:
             reason="no choice of anchor points meeting the required counts admits a classifier (search exhausted)" if status is Status.INFEASIBLE else "",
         )
         return Solution(record, x)
-
-
-class BranchAndBound:
-    """Backend ``"bnb"``: our own search on either exact form (binary :class:`BnbBackend`, multiclass above)."""
-
-    name = "bnb"
-
-    def available(self) -> bool:
-        return True
-
-    def version(self) -> str:
-        return BnbBackend().version()
-
-    def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
-        if problem.multiclass is not None:
-            return MulticlassBnb().solve(problem, options)
-        return BnbBackend().solve(problem, options)
