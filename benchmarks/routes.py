@@ -3,11 +3,13 @@
 For every data set, requirement and split (seeds 0..splits-1) the routes of
 :func:`csvm_stats.models.routes.compare_route_arrays` are fitted on the SAME
 split (train/anchor/held-out 0.5/0.25/0.25, stratified): the exact CSVM
-(linear kernel, C = 1, exact big-M, the BINOMIAL margin on J - not the
-default Hoeffding margin, which needs 150 anchor points of the class for
-p0 = 0.9 and is capped at "every anchor point" on most of these data; its
-time limit is kept modest, ``--time-limit`` CPU seconds on one thread,
-because the machine has 2 shared cores), the same solve in guarantee mode,
+(linear kernel, C = 1, exact big-M: the DEFAULT model, with the default
+Hoeffding margin on J, which needs 150 anchor points of the class for p0 = 0.9
+and is capped at "every anchor point of the class" below that; the default
+solver; ``--time-limit`` CPU seconds on one thread, ``clock="cpu"``, default
+60 because the machine has 2 shared cores - the model default is 300 wall
+seconds - and ``solver_status`` / ``solver_gap`` record every fit that stopped
+at the limit), the same solve in guarantee mode,
 and the Neyman-Pearson route around SVC (RBF), logistic regression and
 HistGradientBoosting (:mod:`csvm_stats.models.learners`), all fitted on
 I u J and thresholded on H.
@@ -34,11 +36,13 @@ table says which. Several classes: car (recall of "acc" >= 0.9) and five
 Gaussian classes (recall of classes 0 and 2 >= 0.9, Sidak); srbct's four
 classes have 7-8 held-out points each, too few for any guarantee.
 
-    python benchmarks/routes.py [--splits 10] [--jobs 2] [--time-limit 5]
-    python benchmarks/routes.py --report   # tables from the stored CSV only
+    python benchmarks/routes.py [--part binary|multiclass] [--splits 10] [--jobs 1] [--time-limit 60]
+                                [--five-per-class 400] [--bound hoeffding]
+    python benchmarks/routes.py --report   # tables from the stored CSVs only
 
-Results: ``benchmarks/results/routes.csv`` (one row per data set,
-requirement, split and route) and ``routes.md``.
+Results: ``benchmarks/results/routes.csv`` (two classes) and
+``routes_multiclass.csv`` (several classes), one row per data set,
+requirement, split and route, and ``routes.md`` from both.
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # HistGradientBoosting: one thread per job on 2 shared cores
 
 import argparse
+import json
+import platform
+import resource
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -87,9 +95,8 @@ P0_LADDER = (0.9, 0.8, 0.75, 0.7)
 WIDE_HOLDOUT = (0.25, 0.25, 0.5)
 FRESH = 20_000
 ALPHA = 0.05
-#: The exact CSVM's margin on J: binomial (exact). The default, Hoeffding, needs 150 anchor points of the class
-#: for p0 = 0.9 and is capped (every anchor point required) on most of these data sets.
-CSVM_OPTIONS = {"bound": "binomial"}
+#: The result file of each part.
+PARTS = {"binary": "routes.csv", "multiclass": "routes_multiclass.csv"}
 
 
 def _binary_setting(y: np.ndarray, requirement: str) -> tuple[float, tuple[float, float, float]]:
@@ -116,6 +123,7 @@ def _route_rows(comparison, truth=None) -> list[dict]:
                      "guaranteed": bool((rates["method"] == ORDER_STATISTIC).any())}
         if hasattr(res, "solver"):
             row["solver_status"] = res.solver.status.value
+            row["solver_gap"] = float(res.solver.gap)
         if comparison.multiclass:
             constrained = [str(c) for c in comparison.requirement["recall_min"]]
             others = [c for c in rates.index if c not in constrained]
@@ -161,7 +169,8 @@ def _route_rows(comparison, truth=None) -> list[dict]:
     return out
 
 
-def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -> list[dict]:
+def one_task(kind: str, name: str, requirement, split: int, time_limit: float, bound: str,
+             five_per_class: int) -> list[dict]:
     """Fit every route on one split of one data set; rows of :func:`_route_rows` with the setting."""
     truth = None
     if kind == "real":
@@ -185,17 +194,19 @@ def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -
         X = _preprocessed(X_raw, np.concatenate([s.train, s.anchor]))
         p0, fractions, req = 0.9, DEFAULT_FRACTIONS, {"recall_min": requirement}
     else:
-        X, y = FIVE_CLASSES.sample(400, np.random.default_rng(1000 + split))
+        X, y = FIVE_CLASSES.sample(five_per_class, np.random.default_rng(1000 + split))
         truth = FIVE_CLASSES.sample(FRESH // 5, np.random.default_rng(10**6 + split))
         p0, fractions, req = 0.9, DEFAULT_FRACTIONS, {"recall_min": requirement}
     label = requirement if kind != "multiclass" else "recall " + ", ".join(f"{k}>={v:g}" for k, v in requirement.items())
+    if kind == "multiclass" and not name.startswith("car"):
+        name = f"{name} ({five_per_class} per class)"
     setting = {"kind": kind, "dataset": name, "requirement": label, "p0": p0, "holdout_share": fractions[2],
-               "split": split}
+               "split": split, "n": len(y), "csvm_bound": bound, "csvm_time_limit_cpu_s": time_limit}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # capped margins, solver fallbacks: the rows record what happened
         try:
             comparison = compare_route_arrays(y, X, req, DEFAULT_ROUTES, alpha=ALPHA, random_state=split,
-                                              fractions=fractions, time_limit=time_limit, csvm_options=CSVM_OPTIONS,
+                                              fractions=fractions, time_limit=time_limit, csvm_options={"bound": bound},
                                               fit_options={"clock": "cpu", "threads": 1})
         except DataError as error:  # every route failed
             return [setting | {"route": route, "failed": str(error)} for route in DEFAULT_ROUTES]
@@ -203,11 +214,11 @@ def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -
     return [setting | row for row in _route_rows(comparison, truth) + failed]
 
 
-def tasks(splits: int) -> list[tuple]:
+def tasks(splits: int, part: str) -> list[tuple]:
+    if part == "multiclass":
+        return [("multiclass", name, req, k) for name, req in MULTICLASS.items() for k in range(splits)]
     out = [("real", name, req, k) for name in DATASETS for req in REQUIREMENTS for k in range(splits)]
-    out += [("synthetic", name, req, k) for name in SYNTHETIC for req in REQUIREMENTS for k in range(splits)]
-    out += [("multiclass", name, req, k) for name, req in MULTICLASS.items() for k in range(splits)]
-    return out
+    return out + [("synthetic", name, req, k) for name in SYNTHETIC for req in REQUIREMENTS for k in range(splits)]
 
 
 def _se(values: pd.Series) -> float:
@@ -296,34 +307,69 @@ def report(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _setting_key(task: tuple, five_per_class: int) -> tuple:
+    """(data set, split, requirement) as a task writes them in the CSV (to skip tasks already done)."""
+    kind, name, requirement, split = task
+    if kind != "multiclass":
+        return name, split, requirement
+    label = "recall " + ", ".join(f"{k}>={v:g}" for k, v in requirement.items())
+    return (name if name.startswith("car") else f"{name} ({five_per_class} per class)"), split, label
+
+
+def _run_record(args: argparse.Namespace, cpu_s: float, wall_s: float, load: tuple[float, ...]) -> dict:
+    """What the results files say about a run: commit, command line, CPU and wall seconds, load average."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent).stdout.strip()
+    return {"commit": commit, "part": args.part, "splits": args.splits, "jobs": args.jobs,
+            "time_limit_cpu_s": args.time_limit, "bound": args.bound, "five_per_class": args.five_per_class,
+            "only": args.only, "cpu_s": round(cpu_s, 1), "wall_s": round(wall_s, 1),
+            "load_average_at_start": load, "host": platform.node(), "cpus": os.cpu_count(),
+            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
+def _stored() -> pd.DataFrame:
+    frames = [pd.read_csv(RESULTS / name) for name in PARTS.values() if (RESULTS / name).is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=sorted(PARTS), default="binary")
     parser.add_argument("--splits", type=int, default=10)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--time-limit", type=float, default=5.0, help="the exact CSVM's limit, CPU seconds")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="the exact CSVM's limit, CPU seconds")
+    parser.add_argument("--bound", default="hoeffding", help="the exact CSVM's margin on J (default: the model's)")
+    parser.add_argument("--five-per-class", type=int, default=400, help="points per class of the five Gaussians")
     parser.add_argument("--only", nargs="*", help="data set names to run (default: all)")
-    parser.add_argument("--report", action="store_true", help="write routes.md from the stored routes.csv only")
+    parser.add_argument("--report", action="store_true", help="write routes.md from the stored CSVs only")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / "routes.csv"
+    path = RESULTS / PARTS[args.part]
     if not args.report:
-        todo = [t for t in tasks(args.splits) if not args.only or t[1] in args.only]
+        todo = [t for t in tasks(args.splits, args.part) if not args.only or t[1] in args.only]
         done = pd.read_csv(path) if path.is_file() else pd.DataFrame()
         if not done.empty:
             have = set(zip(done["dataset"], done["split"], done["requirement"]))
-            todo = [t for t in todo if (t[1], t[3], t[2] if t[0] != "multiclass" else
-                    "recall " + ", ".join(f"{k}>={v:g}" for k, v in t[2].items())) not in have]
-        start = time.perf_counter()
+            todo = [t for t in todo if _setting_key(t, args.five_per_class) not in have]
+        start, cpu_start, load = time.perf_counter(), time.process_time(), os.getloadavg()
+        children_start = resource.getrusage(resource.RUSAGE_CHILDREN)
         by_setting: dict[tuple, list[tuple]] = {}
         for t in todo:
             by_setting.setdefault((t[0], t[1], str(t[2])), []).append(t)
         for key, group in by_setting.items():
-            rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit) for t in group)
+            rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit, args.bound, args.five_per_class)
+                                              for t in group)
             frame = pd.DataFrame([r for rs in rows for r in rs])
             done = pd.concat([done, frame], ignore_index=True) if not done.empty else frame
             done.to_csv(path, index=False)
             print(f"{key}: {len(group)} splits, {time.perf_counter() - start:.0f} s so far", flush=True)
-    frame = pd.read_csv(path)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (time.process_time() - cpu_start + children.ru_utime + children.ru_stime
+               - children_start.ru_utime - children_start.ru_stime)
+        record = _run_record(args, cpu, time.perf_counter() - start, load)
+        with open(RESULTS / "routes_runs.jsonl", "a") as log:
+            log.write(json.dumps(record) + "\n")
+    frame = _stored()
     (RESULTS / "routes.md").write_text(report(frame))
     print(report(frame))
 
