@@ -236,10 +236,22 @@ def report(frame: pd.DataFrame) -> str:
              "'best' = splits in which the route is certified and has the largest other rate (ties all count). "
              "'holds' = share of splits in which the statement about the required rate is true (synthetic only; "
              "guarantee routes: true rate >= p0, expected >= 95%; exact CSVM: true rate >= its stated bound). "
-             "The exact CSVM is the default model except for its margin on J, bound='binomial' (the default Hoeffding "
-             "margin is capped on most of these data), with a modest CPU time limit (see the run line); the "
-             "'time-limited' column counts its fits stopped by the limit. 'failed' routes gave no classifier "
-             "(the message says why).", ""]
+             "The exact CSVM is the default model (linear, C = 1, default solver) with the margin on J and the CPU "
+             "time limit of the 'CSVM runs' line below; the 'time-limited' column counts its fits stopped by the "
+             "limit and 'max gap' their largest relative gap. 'failed' routes gave no classifier (the message says "
+             "why; for the CSVM that is the answer 'no linear rule meets the requirement with the margin on J').", ""]
+    if "csvm_bound" in frame:
+        runs = frame.groupby(["csvm_bound", "csvm_time_limit_cpu_s"]).size()
+        lines += ["CSVM runs: " + "; ".join(f"bound={b!r}, time limit {limit:g} CPU-s ({count} rows)"
+                                            for (b, limit), count in runs.items()), ""]
+    runs_file = RESULTS / "routes_runs.jsonl"
+    if runs_file.is_file():
+        lines += ["Runs (commit, part, splits, CPU-s, wall-s, load average at start):", ""]
+        for record in map(json.loads, runs_file.read_text().splitlines()):
+            lines.append(f"- {record['date_utc']} commit {record['commit']}, {record['part']}, {record['splits']} "
+                         f"splits, five-per-class {record['five_per_class']}, only {record['only']}: "
+                         f"{record['cpu_s']} CPU-s, {record['wall_s']} wall-s, load {record['load_average_at_start']}")
+        lines.append("")
     frame = frame.copy()
     frame["certified"] = frame["certified"].map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else
                                                 str(v) == "True")  # a failed route certifies nothing
@@ -276,7 +288,7 @@ def report(frame: pd.DataFrame) -> str:
         splits = block["split"].nunique()
         lines += [f"## {dataset}, {requirement} (p0 = {p0:g}, held-out share {share:g}, {splits} splits)", "",
                   "| route | other rate (mean ± se) | accuracy | certified | best | holds | other interval covers | "
-                  "fit CPU s | time-limited |", "|" + "---|" * 9]
+                  "fit CPU s | time-limited | max gap |", "|" + "---|" * 10]
         best = {}
         for split, per in block.groupby("split"):
             cert = per[per["certified"]]
@@ -289,7 +301,7 @@ def report(frame: pd.DataFrame) -> str:
             certified_share = r["certified"].mean()  # over all splits: a failed route is not certified
             if r["failed"].notna().any():
                 lines.append(f"| {route} | failed in {int(r['failed'].notna().sum())} of {splits} splits: "
-                             f"{r['failed'].dropna().iloc[0][:110]}... | | | | | | | |")
+                             f"{r['failed'].dropna().iloc[0][:160]}... | | | | | | | | |")
                 r = r[r["failed"].isna()]
                 if r.empty:
                     continue
@@ -300,9 +312,10 @@ def report(frame: pd.DataFrame) -> str:
                       and r["other_interval_holds"].notna().any() else "")
             status = r["solver_status"].astype(str) if "solver_status" in r else pd.Series(dtype=str)
             limited = int(status.str.startswith("time limit").sum())
+            gap = f"{r['solver_gap'].max():.2g}" if route.startswith("csvm") and "solver_gap" in r else ""
             lines.append(f"| {route} | {r[use].mean():.3f} ± {_se(r[use]):.3f} | {acc_text} | "
                          f"{certified_share:.2f} | {best.get(route, 0)} | {holds} | {covers} | "
-                         f"{r['fit_cpu_s'].mean():.2f} | {limited if route.startswith('csvm') else ''} |")
+                         f"{r['fit_cpu_s'].mean():.2f} | {limited if route.startswith('csvm') else ''} | {gap} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 

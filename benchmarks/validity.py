@@ -197,6 +197,7 @@ def _np_truth(population, res, rng: np.random.Generator) -> dict[str, float]:
 
 def one_np_repetition(kind: str, n: int, dim: int, p0: float, alpha: float, seed: int) -> dict[str, float]:
     """Fit the route around every learner for TPR >= p0 and for TNR >= p0; did each guarantee fail?"""
+    cpu = time.process_time()
     population = BinaryClasses() if kind == "binary" else GaussianClasses(dim=dim, distance=2.0)
     X, y = population.sample(n, np.random.default_rng(seed))
     row: dict[str, float] = {}
@@ -208,6 +209,7 @@ def one_np_repetition(kind: str, n: int, dim: int, p0: float, alpha: float, seed
             row[f"true_{rate}_NP {learner} {rate.upper()}"] = truth[rate]
             other = "tnr" if rate == "tpr" else "tpr"
             row[f"true_{other}_NP {learner} {rate.upper()}"] = truth[other]
+    row["cpu_s"] = time.process_time() - cpu  # this repetition's CPU seconds, in whichever worker ran it
     return row
 
 
@@ -232,44 +234,48 @@ def _np_rows(kind: str, n: int, dim: int, p0: float, alpha: float, frame: pd.Dat
     return rows
 
 
-def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202) -> pd.DataFrame:
+def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202, batch: int = 100) -> pd.DataFrame:
     """The Neyman-Pearson settings; one row per (setting, learner, rate), written to ``validity_np.csv``.
 
     A setting already in that file with ``r < reps`` repetitions is topped up
     with the seeds ``seed0 + r, ..., seed0 + reps - 1`` (repetition k always
     uses seed ``seed0 + k``, so the result is the one a fresh run of ``reps``
-    would give); settings with at least ``reps`` are kept. Only
-    ``validity_np.csv`` and ``validity_np.md`` are written (``validity.md``
-    shows them when :func:`write` next runs).
+    would give), ``batch`` repetitions at a time, the file written after
+    each batch; the cheapest settings (fewest points times dimensions) go
+    first. Settings with at least ``reps`` are kept. Only ``validity_np.csv``,
+    ``validity_np.md`` and ``validity_np_runs.jsonl`` are written
+    (``validity.md`` shows the table when :func:`write` next runs).
     """
     previous = out / "validity_np.csv"
     rows: list[dict] = pd.read_csv(previous).to_dict("records") if previous.is_file() else []
-    for kind, n, dim, p0, alpha in NP_SETTINGS:
-        key = (kind, n, dim, p0, alpha)
-        mine = [r for r in rows if (r["population"], r["n"], r["dim"], r["p0"], r["alpha"]) == key]
-        have = min((int(r["reps"]) for r in mine), default=0)
-        if have >= reps:
-            continue
-        start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()
-        frame = pd.DataFrame(Parallel(n_jobs=n_jobs)(
-            delayed(one_np_repetition)(kind, n, dim, p0, alpha, seed0 + k) for k in range(have, reps)))
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=out).stdout.strip()
-        with open(out / "validity_np_runs.jsonl", "a") as log:  # CPU-s of this process (all of it with --jobs 1)
-            log.write(json.dumps({"setting": list(key), "seeds": [seed0 + have, seed0 + reps - 1], "jobs": n_jobs,
-                                  "cpu_s": round(time.process_time() - cpu, 1),
-                                  "wall_s": round(time.perf_counter() - start, 1), "load_average_at_start": load,
-                                  "commit": commit, "host": platform.node(),
-                                  "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}) + "\n")
-        new = _np_rows(kind, n, dim, p0, alpha, frame, {r["statement"]: r for r in mine})
-        rows = [r for r in rows if r not in mine] + new
-        rows.sort(key=lambda r: [(s[0], s[1], s[2], s[3], s[4]) for s in NP_SETTINGS].index(
-            (r["population"], r["n"], r["dim"], r["p0"], r["alpha"])))
-        print(f"NP {kind} n={n} dim={dim} p0={p0} alpha={alpha}: repetitions {have}..{reps - 1} in "
-              f"{time.perf_counter() - start:.0f} s", flush=True)
-        out.mkdir(exist_ok=True)
-        pd.DataFrame(rows).to_csv(out / "validity_np.csv", index=False)
-        (out / "validity_np.md").write_text(np_section(pd.DataFrame(rows)))
+    order = [tuple(s) for s in NP_SETTINGS]
+    for key in sorted(order, key=lambda s: s[1] * s[2]):
+        kind, n, dim, p0, alpha = key
+        while True:
+            mine = [r for r in rows if (r["population"], r["n"], r["dim"], r["p0"], r["alpha"]) == key]
+            have = min((int(r["reps"]) for r in mine), default=0)
+            if have >= reps:
+                break
+            upto = min(reps, have + batch)
+            start, load = time.perf_counter(), os.getloadavg()
+            frame = pd.DataFrame(Parallel(n_jobs=n_jobs)(
+                delayed(one_np_repetition)(kind, n, dim, p0, alpha, seed0 + k) for k in range(have, upto)))
+            new = _np_rows(kind, n, dim, p0, alpha, frame, {r["statement"]: r for r in mine})
+            rows = sorted([r for r in rows if r not in mine] + new, key=lambda r: order.index(
+                (r["population"], r["n"], r["dim"], r["p0"], r["alpha"])))
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    cwd=out).stdout.strip()
+            with open(out / "validity_np_runs.jsonl", "a") as log:
+                log.write(json.dumps({"setting": list(key), "seeds": [seed0 + have, seed0 + upto - 1],
+                                      "jobs": n_jobs, "cpu_s": round(float(frame["cpu_s"].sum()), 1),
+                                      "wall_s": round(time.perf_counter() - start, 1), "load_average_at_start": load,
+                                      "commit": commit, "host": platform.node(),
+                                      "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}) + "\n")
+            print(f"NP {kind} n={n} dim={dim} p0={p0} alpha={alpha}: repetitions {have}..{upto - 1} in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
+            out.mkdir(exist_ok=True)
+            pd.DataFrame(rows).to_csv(out / "validity_np.csv", index=False)
+            (out / "validity_np.md").write_text(np_section(pd.DataFrame(rows)))
     return pd.DataFrame(rows)
 
 
