@@ -32,9 +32,16 @@ standardised with statistics of I u J only (``FoldPreprocessor``). Where H
 holds fewer points of the class than the order statistic needs for p0 = 0.9
 (29 at alpha = 0.05: srbct, leukemia) the held-out share is raised to 0.5
 and p0 lowered to the largest of 0.9, 0.8, 0.75, 0.7 that H can certify; the
-table says which. Several classes: car (recall of "acc" >= 0.9) and five
-Gaussian classes (recall of classes 0 and 2 >= 0.9, Sidak); srbct's four
-classes have 7-8 held-out points each, too few for any guarantee.
+table says which. Several classes (``--part multiclass``): car (recall of
+"acc" >= 0.9) and five Gaussian classes (recall of classes 0 and 2 >= 0.9,
+Sidak level 1 - 0.95^(1/2) = 0.0253 each; ``--five-per-class`` points per
+class); srbct's four classes have 7-8 held-out points each, too few for any
+guarantee. The five Gaussian classes need H of about 200 points per class
+for the guarantee routes to certify in every split: the order statistic
+needs at least 35 held-out points of each constrained class at the Sidak
+level and allows at most 4 misclassified of 100 (11 of 200), while a common
+shift of the two constrained classes cannot undo the points one of them
+loses to the other.
 
     python benchmarks/routes.py [--part binary|multiclass] [--splits 10] [--jobs 1] [--time-limit 60]
                                 [--five-per-class 400] [--bound hoeffding]
@@ -252,6 +259,22 @@ def report(frame: pd.DataFrame) -> str:
                          f"splits, five-per-class {record['five_per_class']}, only {record['only']}: "
                          f"{record['cpu_s']} CPU-s, {record['wall_s']} wall-s, load {record['load_average_at_start']}")
         lines.append("")
+    sizes_file = RESULTS / "routes_five_sizes.csv"
+    if sizes_file.is_file():
+        sizes = pd.read_csv(sizes_file)
+        lines += ["## Five Gaussian classes: how large must H be? (`--five-sizes`)", "",
+                  "Neyman-Pearson routes only, recall of classes 0 and 2 >= 0.9 at Sidak level 0.0253 each; "
+                  "'allowed' = misclassified held-out points of a constrained class the order statistic tolerates "
+                  "(none: H below the 35 points the level needs). A common shift of the two constrained classes "
+                  "cannot undo the points one of them loses to the other, so certification fails when those "
+                  "exceed the allowance.", "",
+                  "| points per class | held-out per class | learner | allowed | certified splits | CPU s |",
+                  "|---|---|---|---|---|---|"]
+        for r in sizes.itertuples():
+            allowed = "none" if pd.isna(r.allowed_misclassified) else int(r.allowed_misclassified)
+            lines.append(f"| {r.per_class} | {r.heldout_per_class} | {r.learner} | {allowed} | "
+                         f"{r.certified_splits} / {r.splits} | {r.cpu_s} |")
+        lines.append("")
     frame = frame.copy()
     frame["certified"] = frame["certified"].map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else
                                                 str(v) == "True")  # a failed route certifies nothing
@@ -320,6 +343,40 @@ def report(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def five_class_sizes(sizes: tuple[int, ...], splits: int) -> pd.DataFrame:
+    """In how many splits each guarantee route certifies the five Gaussian classes' requirement, per size.
+
+    Neyman-Pearson routes around logistic regression and gradient boosting only
+    (the exact CSVM is in the main run); one row per (points per class, learner)
+    with the held-out points per class, the order statistic's allowed
+    misclassifications at the Sidak level and the first refusal message.
+    """
+    from csvm_stats.inference.bounds import order_statistic_rank
+    from csvm_stats.models.neyman_pearson import NeymanPearson
+    from csvm_stats.multiclass.certification import sidak
+
+    requirement = MULTICLASS["five Gaussian classes"]
+    level = sidak(ALPHA, len(requirement))
+    rows = []
+    for per_class in sizes:
+        for learner in ("logistic", "hgb"):
+            start, refusals = time.process_time(), []
+            for split in range(splits):
+                X, y = FIVE_CLASSES.sample(per_class, np.random.default_rng(1000 + split))
+                try:
+                    NeymanPearson(y, X, learner, recall_min=requirement, alpha=ALPHA).fit(random_state=split)
+                except DataError as error:
+                    refusals.append(str(error))
+            n_h = int(round(per_class * DEFAULT_FRACTIONS[2]))
+            rank = order_statistic_rank(n_h, 0.9, level)
+            rows.append({"per_class": per_class, "heldout_per_class": n_h, "learner": f"np-{learner}",
+                         "allowed_misclassified": None if rank is None else rank - 1,
+                         "certified_splits": splits - len(refusals), "splits": splits,
+                         "first_refusal": refusals[0] if refusals else "",
+                         "cpu_s": round(time.process_time() - start, 1)})
+    return pd.DataFrame(rows)
+
+
 def _setting_key(task: tuple, five_per_class: int) -> tuple:
     """(data set, split, requirement) as a task writes them in the CSV (to skip tasks already done)."""
     kind, name, requirement, split = task
@@ -333,7 +390,7 @@ def _run_record(args: argparse.Namespace, cpu_s: float, wall_s: float, load: tup
     """What the results files say about a run: commit, command line, CPU and wall seconds, load average."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parent).stdout.strip()
-    return {"commit": commit, "part": args.part, "splits": args.splits, "jobs": args.jobs,
+    return {"commit": commit, "part": args.part, "tag": args.tag, "splits": args.splits, "jobs": args.jobs,
             "time_limit_cpu_s": args.time_limit, "bound": args.bound, "five_per_class": args.five_per_class,
             "only": args.only, "cpu_s": round(cpu_s, 1), "wall_s": round(wall_s, 1),
             "load_average_at_start": load, "host": platform.node(), "cpus": os.cpu_count(),
@@ -341,7 +398,9 @@ def _run_record(args: argparse.Namespace, cpu_s: float, wall_s: float, load: tup
 
 
 def _stored() -> pd.DataFrame:
-    frames = [pd.read_csv(RESULTS / name) for name in PARTS.values() if (RESULTS / name).is_file()]
+    names = sorted({path.name for part in PARTS.values() for path in RESULTS.glob(part.replace(".csv", "*.csv"))}
+                   - {"routes_five_sizes.csv"})
+    frames = [pd.read_csv(RESULTS / name) for name in names]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -354,10 +413,18 @@ def main() -> None:
     parser.add_argument("--bound", default="hoeffding", help="the exact CSVM's margin on J (default: the model's)")
     parser.add_argument("--five-per-class", type=int, default=400, help="points per class of the five Gaussians")
     parser.add_argument("--only", nargs="*", help="data set names to run (default: all)")
+    parser.add_argument("--tag", help="write routes_<part>_<tag>.csv (two runs side by side); --report reads them all")
     parser.add_argument("--report", action="store_true", help="write routes.md from the stored CSVs only")
+    parser.add_argument("--five-sizes", type=int, nargs="*",
+                        help="only: certification of the five Gaussian classes per points-per-class (routes_five_sizes.csv)")
     args = parser.parse_args()
+    if args.five_sizes:
+        sizes = five_class_sizes(tuple(args.five_sizes), args.splits)
+        sizes.to_csv(RESULTS / "routes_five_sizes.csv", index=False)
+        print(sizes.drop(columns="first_refusal").to_string(index=False))
+        return
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / PARTS[args.part]
+    path = RESULTS / (PARTS[args.part] if not args.tag else PARTS[args.part].replace(".csv", f"_{args.tag}.csv"))
     if not args.report:
         todo = [t for t in tasks(args.splits, args.part) if not args.only or t[1] in args.only]
         done = pd.read_csv(path) if path.is_file() else pd.DataFrame()
@@ -370,11 +437,13 @@ def main() -> None:
         for t in todo:
             by_setting.setdefault((t[0], t[1], str(t[2])), []).append(t)
         for key, group in by_setting.items():
-            rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit, args.bound, args.five_per_class)
-                                              for t in group)
-            frame = pd.DataFrame([r for rs in rows for r in rs])
-            done = pd.concat([done, frame], ignore_index=True) if not done.empty else frame
-            done.to_csv(path, index=False)
+            for first in range(0, len(group), args.jobs):  # the file is written after every `jobs` splits
+                chunk = group[first:first + args.jobs]
+                rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit, args.bound,
+                                                                    args.five_per_class) for t in chunk)
+                frame = pd.DataFrame([r for rs in rows for r in rs])
+                done = pd.concat([done, frame], ignore_index=True) if not done.empty else frame
+                done.to_csv(path, index=False)
             print(f"{key}: {len(group)} splits, {time.perf_counter() - start:.0f} s so far", flush=True)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (time.process_time() - cpu_start + children.ru_utime + children.ru_stime
