@@ -386,10 +386,17 @@ def _setting_key(task: tuple, five_per_class: int) -> tuple:
     return (name if name.startswith("car") else f"{name} ({five_per_class} per class)"), split, label
 
 
-def _run_record(args: argparse.Namespace, cpu_s: float, wall_s: float, load: tuple[float, ...]) -> dict:
-    """What the results files say about a run: commit, command line, CPU and wall seconds, load average."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parent).stdout.strip()
+def _commit() -> str:
+    """The checked-out commit, with "+changes" when the working tree differs from it."""
+    here = Path(__file__).resolve().parent
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=here).stdout.strip()
+    return commit.strip() + ("+changes" if dirty else "")
+
+
+def _run_record(args: argparse.Namespace, commit: str, cpu_s: float, wall_s: float, load: tuple[float, ...]) -> dict:
+    """What the results files say about a run: commit at its start, command line, CPU and wall seconds, load."""
     return {"commit": commit, "part": args.part, "tag": args.tag, "splits": args.splits, "jobs": args.jobs,
             "time_limit_cpu_s": args.time_limit, "bound": args.bound, "five_per_class": args.five_per_class,
             "only": args.only, "cpu_s": round(cpu_s, 1), "wall_s": round(wall_s, 1),
@@ -431,7 +438,7 @@ def main() -> None:
         if not done.empty:
             have = set(zip(done["dataset"], done["split"], done["requirement"]))
             todo = [t for t in todo if _setting_key(t, args.five_per_class) not in have]
-        start, cpu_start, load = time.perf_counter(), time.process_time(), os.getloadavg()
+        start, cpu_start, load, commit = time.perf_counter(), time.process_time(), os.getloadavg(), _commit()
         children_start = resource.getrusage(resource.RUSAGE_CHILDREN)
         by_setting: dict[tuple, list[tuple]] = {}
         for t in todo:
@@ -448,7 +455,7 @@ def main() -> None:
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (time.process_time() - cpu_start + children.ru_utime + children.ru_stime
                - children_start.ru_utime - children_start.ru_stime)
-        record = _run_record(args, cpu, time.perf_counter() - start, load)
+        record = _run_record(args, commit, cpu, time.perf_counter() - start, load)
         with open(RESULTS / "routes_runs.jsonl", "a") as log:
             log.write(json.dumps(record) + "\n")
     frame = _stored()
