@@ -249,6 +249,8 @@ def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202, batch: int 
     previous = out / "validity_np.csv"
     rows: list[dict] = pd.read_csv(previous).to_dict("records") if previous.is_file() else []
     order = [tuple(s) for s in NP_SETTINGS]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=out).stdout.strip()  # the code this run started from
     for key in sorted(order, key=lambda s: s[1] * s[2]):
         kind, n, dim, p0, alpha = key
         while True:
@@ -263,8 +265,6 @@ def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202, batch: int 
             new = _np_rows(kind, n, dim, p0, alpha, frame, {r["statement"]: r for r in mine})
             rows = sorted([r for r in rows if r not in mine] + new, key=lambda r: order.index(
                 (r["population"], r["n"], r["dim"], r["p0"], r["alpha"])))
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    cwd=out).stdout.strip()
             with open(out / "validity_np_runs.jsonl", "a") as log:
                 log.write(json.dumps({"setting": list(key), "seeds": [seed0 + have, seed0 + upto - 1],
                                       "jobs": n_jobs, "cpu_s": round(float(frame["cpu_s"].sum()), 1),
