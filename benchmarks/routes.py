@@ -3,11 +3,13 @@
 For every data set, requirement and split (seeds 0..splits-1) the routes of
 :func:`csvm_stats.models.routes.compare_route_arrays` are fitted on the SAME
 split (train/anchor/held-out 0.5/0.25/0.25, stratified): the exact CSVM
-(linear kernel, C = 1, exact big-M, the BINOMIAL margin on J - not the
-default Hoeffding margin, which needs 150 anchor points of the class for
-p0 = 0.9 and is capped at "every anchor point" on most of these data; its
-time limit is kept modest, ``--time-limit`` CPU seconds on one thread,
-because the machine has 2 shared cores), the same solve in guarantee mode,
+(linear kernel, C = 1, exact big-M: the DEFAULT model, with the default
+Hoeffding margin on J, which needs 150 anchor points of the class for p0 = 0.9
+and is capped at "every anchor point of the class" below that; the default
+solver; ``--time-limit`` CPU seconds on one thread, ``clock="cpu"``, default
+60 because the machine has 2 shared cores - the model default is 300 wall
+seconds - and ``solver_status`` / ``solver_gap`` record every fit that stopped
+at the limit), the same solve in guarantee mode,
 and the Neyman-Pearson route around SVC (RBF), logistic regression and
 HistGradientBoosting (:mod:`csvm_stats.models.learners`), all fitted on
 I u J and thresholded on H.
@@ -30,15 +32,24 @@ standardised with statistics of I u J only (``FoldPreprocessor``). Where H
 holds fewer points of the class than the order statistic needs for p0 = 0.9
 (29 at alpha = 0.05: srbct, leukemia) the held-out share is raised to 0.5
 and p0 lowered to the largest of 0.9, 0.8, 0.75, 0.7 that H can certify; the
-table says which. Several classes: car (recall of "acc" >= 0.9) and five
-Gaussian classes (recall of classes 0 and 2 >= 0.9, Sidak); srbct's four
-classes have 7-8 held-out points each, too few for any guarantee.
+table says which. Several classes (``--part multiclass``): car (recall of
+"acc" >= 0.9) and five Gaussian classes (recall of classes 0 and 2 >= 0.9,
+Sidak level 1 - 0.95^(1/2) = 0.0253 each; ``--five-per-class`` points per
+class); srbct's four classes have 7-8 held-out points each, too few for any
+guarantee. The five Gaussian classes need H of about 200 points per class
+for the guarantee routes to certify in every split: the order statistic
+needs at least 35 held-out points of each constrained class at the Sidak
+level and allows at most 4 misclassified of 100 (11 of 200), while a common
+shift of the two constrained classes cannot undo the points one of them
+loses to the other.
 
-    python benchmarks/routes.py [--splits 10] [--jobs 2] [--time-limit 5]
-    python benchmarks/routes.py --report   # tables from the stored CSV only
+    python benchmarks/routes.py [--part binary|multiclass] [--splits 10] [--jobs 1] [--time-limit 60]
+                                [--five-per-class 400] [--bound hoeffding]
+    python benchmarks/routes.py --report   # tables from the stored CSVs only
 
-Results: ``benchmarks/results/routes.csv`` (one row per data set,
-requirement, split and route) and ``routes.md``.
+Results: ``benchmarks/results/routes.csv`` (two classes) and
+``routes_multiclass.csv`` (several classes), one row per data set,
+requirement, split and route, and ``routes.md`` from both.
 """
 
 from __future__ import annotations
@@ -48,6 +59,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # HistGradientBoosting: one thread per job on 2 shared cores
 
 import argparse
+import json
+import platform
+import resource
+import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -87,9 +102,8 @@ P0_LADDER = (0.9, 0.8, 0.75, 0.7)
 WIDE_HOLDOUT = (0.25, 0.25, 0.5)
 FRESH = 20_000
 ALPHA = 0.05
-#: The exact CSVM's margin on J: binomial (exact). The default, Hoeffding, needs 150 anchor points of the class
-#: for p0 = 0.9 and is capped (every anchor point required) on most of these data sets.
-CSVM_OPTIONS = {"bound": "binomial"}
+#: The result file of each part.
+PARTS = {"binary": "routes.csv", "multiclass": "routes_multiclass.csv"}
 
 
 def _binary_setting(y: np.ndarray, requirement: str) -> tuple[float, tuple[float, float, float]]:
@@ -116,6 +130,7 @@ def _route_rows(comparison, truth=None) -> list[dict]:
                      "guaranteed": bool((rates["method"] == ORDER_STATISTIC).any())}
         if hasattr(res, "solver"):
             row["solver_status"] = res.solver.status.value
+            row["solver_gap"] = float(res.solver.gap)
         if comparison.multiclass:
             constrained = [str(c) for c in comparison.requirement["recall_min"]]
             others = [c for c in rates.index if c not in constrained]
@@ -161,7 +176,8 @@ def _route_rows(comparison, truth=None) -> list[dict]:
     return out
 
 
-def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -> list[dict]:
+def one_task(kind: str, name: str, requirement, split: int, time_limit: float, bound: str,
+             five_per_class: int) -> list[dict]:
     """Fit every route on one split of one data set; rows of :func:`_route_rows` with the setting."""
     truth = None
     if kind == "real":
@@ -185,17 +201,19 @@ def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -
         X = _preprocessed(X_raw, np.concatenate([s.train, s.anchor]))
         p0, fractions, req = 0.9, DEFAULT_FRACTIONS, {"recall_min": requirement}
     else:
-        X, y = FIVE_CLASSES.sample(400, np.random.default_rng(1000 + split))
+        X, y = FIVE_CLASSES.sample(five_per_class, np.random.default_rng(1000 + split))
         truth = FIVE_CLASSES.sample(FRESH // 5, np.random.default_rng(10**6 + split))
         p0, fractions, req = 0.9, DEFAULT_FRACTIONS, {"recall_min": requirement}
     label = requirement if kind != "multiclass" else "recall " + ", ".join(f"{k}>={v:g}" for k, v in requirement.items())
+    if kind == "multiclass" and not name.startswith("car"):
+        name = f"{name} ({five_per_class} per class)"
     setting = {"kind": kind, "dataset": name, "requirement": label, "p0": p0, "holdout_share": fractions[2],
-               "split": split}
+               "split": split, "n": len(y), "csvm_bound": bound, "csvm_time_limit_cpu_s": time_limit}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # capped margins, solver fallbacks: the rows record what happened
         try:
             comparison = compare_route_arrays(y, X, req, DEFAULT_ROUTES, alpha=ALPHA, random_state=split,
-                                              fractions=fractions, time_limit=time_limit, csvm_options=CSVM_OPTIONS,
+                                              fractions=fractions, time_limit=time_limit, csvm_options={"bound": bound},
                                               fit_options={"clock": "cpu", "threads": 1})
         except DataError as error:  # every route failed
             return [setting | {"route": route, "failed": str(error)} for route in DEFAULT_ROUTES]
@@ -203,11 +221,11 @@ def one_task(kind: str, name: str, requirement, split: int, time_limit: float) -
     return [setting | row for row in _route_rows(comparison, truth) + failed]
 
 
-def tasks(splits: int) -> list[tuple]:
+def tasks(splits: int, part: str) -> list[tuple]:
+    if part == "multiclass":
+        return [("multiclass", name, req, k) for name, req in MULTICLASS.items() for k in range(splits)]
     out = [("real", name, req, k) for name in DATASETS for req in REQUIREMENTS for k in range(splits)]
-    out += [("synthetic", name, req, k) for name in SYNTHETIC for req in REQUIREMENTS for k in range(splits)]
-    out += [("multiclass", name, req, k) for name, req in MULTICLASS.items() for k in range(splits)]
-    return out
+    return out + [("synthetic", name, req, k) for name in SYNTHETIC for req in REQUIREMENTS for k in range(splits)]
 
 
 def _se(values: pd.Series) -> float:
@@ -225,10 +243,38 @@ def report(frame: pd.DataFrame) -> str:
              "'best' = splits in which the route is certified and has the largest other rate (ties all count). "
              "'holds' = share of splits in which the statement about the required rate is true (synthetic only; "
              "guarantee routes: true rate >= p0, expected >= 95%; exact CSVM: true rate >= its stated bound). "
-             "The exact CSVM is the default model except for its margin on J, bound='binomial' (the default Hoeffding "
-             "margin is capped on most of these data), with a modest CPU time limit (see the run line); the "
-             "'time-limited' column counts its fits stopped by the limit. 'failed' routes gave no classifier "
-             "(the message says why).", ""]
+             "The exact CSVM is the default model (linear, C = 1, default solver) with the margin on J and the CPU "
+             "time limit of the 'CSVM runs' line below; the 'time-limited' column counts its fits stopped by the "
+             "limit and 'max gap' their largest relative gap. 'failed' routes gave no classifier (the message says "
+             "why; for the CSVM that is the answer 'no linear rule meets the requirement with the margin on J').", ""]
+    if "csvm_bound" in frame:
+        runs = frame.groupby(["csvm_bound", "csvm_time_limit_cpu_s"]).size()
+        lines += ["CSVM runs: " + "; ".join(f"bound={b!r}, time limit {limit:g} CPU-s ({count} rows)"
+                                            for (b, limit), count in runs.items()), ""]
+    runs_file = RESULTS / "routes_runs.jsonl"
+    if runs_file.is_file():
+        lines += ["Runs (commit, part, splits, CPU-s, wall-s, load average at start):", ""]
+        for record in map(json.loads, runs_file.read_text().splitlines()):
+            lines.append(f"- {record['date_utc']} commit {record['commit']}, {record['part']}, {record['splits']} "
+                         f"splits, five-per-class {record['five_per_class']}, only {record['only']}: "
+                         f"{record['cpu_s']} CPU-s, {record['wall_s']} wall-s, load {record['load_average_at_start']}")
+        lines.append("")
+    sizes_file = RESULTS / "routes_five_sizes.csv"
+    if sizes_file.is_file():
+        sizes = pd.read_csv(sizes_file)
+        lines += ["## Five Gaussian classes: how large must H be? (`--five-sizes`)", "",
+                  "Neyman-Pearson routes only, recall of classes 0 and 2 >= 0.9 at Sidak level 0.0253 each; "
+                  "'allowed' = misclassified held-out points of a constrained class the order statistic tolerates "
+                  "(none: H below the 35 points the level needs). A common shift of the two constrained classes "
+                  "cannot undo the points one of them loses to the other, so certification fails when those "
+                  "exceed the allowance.", "",
+                  "| points per class | held-out per class | learner | allowed | certified splits | CPU s |",
+                  "|---|---|---|---|---|---|"]
+        for r in sizes.itertuples():
+            allowed = "none" if pd.isna(r.allowed_misclassified) else int(r.allowed_misclassified)
+            lines.append(f"| {r.per_class} | {r.heldout_per_class} | {r.learner} | {allowed} | "
+                         f"{r.certified_splits} / {r.splits} | {r.cpu_s} |")
+        lines.append("")
     frame = frame.copy()
     frame["certified"] = frame["certified"].map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else
                                                 str(v) == "True")  # a failed route certifies nothing
@@ -265,7 +311,7 @@ def report(frame: pd.DataFrame) -> str:
         splits = block["split"].nunique()
         lines += [f"## {dataset}, {requirement} (p0 = {p0:g}, held-out share {share:g}, {splits} splits)", "",
                   "| route | other rate (mean ± se) | accuracy | certified | best | holds | other interval covers | "
-                  "fit CPU s | time-limited |", "|" + "---|" * 9]
+                  "fit CPU s | time-limited | max gap |", "|" + "---|" * 10]
         best = {}
         for split, per in block.groupby("split"):
             cert = per[per["certified"]]
@@ -278,7 +324,7 @@ def report(frame: pd.DataFrame) -> str:
             certified_share = r["certified"].mean()  # over all splits: a failed route is not certified
             if r["failed"].notna().any():
                 lines.append(f"| {route} | failed in {int(r['failed'].notna().sum())} of {splits} splits: "
-                             f"{r['failed'].dropna().iloc[0][:110]}... | | | | | | | |")
+                             f"{r['failed'].dropna().iloc[0][:160]}... | | | | | | | | |")
                 r = r[r["failed"].isna()]
                 if r.empty:
                     continue
@@ -289,41 +335,130 @@ def report(frame: pd.DataFrame) -> str:
                       and r["other_interval_holds"].notna().any() else "")
             status = r["solver_status"].astype(str) if "solver_status" in r else pd.Series(dtype=str)
             limited = int(status.str.startswith("time limit").sum())
+            gap = f"{r['solver_gap'].max():.2g}" if route.startswith("csvm") and "solver_gap" in r else ""
             lines.append(f"| {route} | {r[use].mean():.3f} ± {_se(r[use]):.3f} | {acc_text} | "
                          f"{certified_share:.2f} | {best.get(route, 0)} | {holds} | {covers} | "
-                         f"{r['fit_cpu_s'].mean():.2f} | {limited if route.startswith('csvm') else ''} |")
+                         f"{r['fit_cpu_s'].mean():.2f} | {limited if route.startswith('csvm') else ''} | {gap} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
 
+def five_class_sizes(sizes: tuple[int, ...], splits: int) -> pd.DataFrame:
+    """In how many splits each guarantee route certifies the five Gaussian classes' requirement, per size.
+
+    Neyman-Pearson routes around logistic regression and gradient boosting only
+    (the exact CSVM is in the main run); one row per (points per class, learner)
+    with the held-out points per class, the order statistic's allowed
+    misclassifications at the Sidak level and the first refusal message.
+    """
+    from csvm_stats.inference.bounds import order_statistic_rank
+    from csvm_stats.models.neyman_pearson import NeymanPearson
+    from csvm_stats.multiclass.certification import sidak
+
+    requirement = MULTICLASS["five Gaussian classes"]
+    level = sidak(ALPHA, len(requirement))
+    rows = []
+    for per_class in sizes:
+        for learner in ("logistic", "hgb"):
+            start, refusals = time.process_time(), []
+            for split in range(splits):
+                X, y = FIVE_CLASSES.sample(per_class, np.random.default_rng(1000 + split))
+                try:
+                    NeymanPearson(y, X, learner, recall_min=requirement, alpha=ALPHA).fit(random_state=split)
+                except DataError as error:
+                    refusals.append(str(error))
+            n_h = int(round(per_class * DEFAULT_FRACTIONS[2]))
+            rank = order_statistic_rank(n_h, 0.9, level)
+            rows.append({"per_class": per_class, "heldout_per_class": n_h, "learner": f"np-{learner}",
+                         "allowed_misclassified": None if rank is None else rank - 1,
+                         "certified_splits": splits - len(refusals), "splits": splits,
+                         "first_refusal": refusals[0] if refusals else "",
+                         "cpu_s": round(time.process_time() - start, 1)})
+    return pd.DataFrame(rows)
+
+
+def _setting_key(task: tuple, five_per_class: int) -> tuple:
+    """(data set, split, requirement) as a task writes them in the CSV (to skip tasks already done)."""
+    kind, name, requirement, split = task
+    if kind != "multiclass":
+        return name, split, requirement
+    label = "recall " + ", ".join(f"{k}>={v:g}" for k, v in requirement.items())
+    return (name if name.startswith("car") else f"{name} ({five_per_class} per class)"), split, label
+
+
+def _commit() -> str:
+    """The checked-out commit, with "+changes" when the working tree differs from it."""
+    here = Path(__file__).resolve().parent
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=here).stdout.strip()
+    return commit.strip() + ("+changes" if dirty else "")
+
+
+def _run_record(args: argparse.Namespace, commit: str, cpu_s: float, wall_s: float, load: tuple[float, ...]) -> dict:
+    """What the results files say about a run: commit at its start, command line, CPU and wall seconds, load."""
+    return {"commit": commit, "part": args.part, "tag": args.tag, "splits": args.splits, "jobs": args.jobs,
+            "time_limit_cpu_s": args.time_limit, "bound": args.bound, "five_per_class": args.five_per_class,
+            "only": args.only, "cpu_s": round(cpu_s, 1), "wall_s": round(wall_s, 1),
+            "load_average_at_start": load, "host": platform.node(), "cpus": os.cpu_count(),
+            "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
+def _stored() -> pd.DataFrame:
+    names = sorted({path.name for part in PARTS.values() for path in RESULTS.glob(part.replace(".csv", "*.csv"))}
+                   - {"routes_five_sizes.csv"})
+    frames = [pd.read_csv(RESULTS / name) for name in names]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=sorted(PARTS), default="binary")
     parser.add_argument("--splits", type=int, default=10)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--time-limit", type=float, default=5.0, help="the exact CSVM's limit, CPU seconds")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="the exact CSVM's limit, CPU seconds")
+    parser.add_argument("--bound", default="hoeffding", help="the exact CSVM's margin on J (default: the model's)")
+    parser.add_argument("--five-per-class", type=int, default=400, help="points per class of the five Gaussians")
     parser.add_argument("--only", nargs="*", help="data set names to run (default: all)")
-    parser.add_argument("--report", action="store_true", help="write routes.md from the stored routes.csv only")
+    parser.add_argument("--tag", help="write routes_<part>_<tag>.csv (two runs side by side); --report reads them all")
+    parser.add_argument("--report", action="store_true", help="write routes.md from the stored CSVs only")
+    parser.add_argument("--five-sizes", type=int, nargs="*",
+                        help="only: certification of the five Gaussian classes per points-per-class (routes_five_sizes.csv)")
     args = parser.parse_args()
+    if args.five_sizes:
+        sizes = five_class_sizes(tuple(args.five_sizes), args.splits)
+        sizes.to_csv(RESULTS / "routes_five_sizes.csv", index=False)
+        print(sizes.drop(columns="first_refusal").to_string(index=False))
+        return
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / "routes.csv"
+    path = RESULTS / (PARTS[args.part] if not args.tag else PARTS[args.part].replace(".csv", f"_{args.tag}.csv"))
     if not args.report:
-        todo = [t for t in tasks(args.splits) if not args.only or t[1] in args.only]
+        todo = [t for t in tasks(args.splits, args.part) if not args.only or t[1] in args.only]
         done = pd.read_csv(path) if path.is_file() else pd.DataFrame()
         if not done.empty:
             have = set(zip(done["dataset"], done["split"], done["requirement"]))
-            todo = [t for t in todo if (t[1], t[3], t[2] if t[0] != "multiclass" else
-                    "recall " + ", ".join(f"{k}>={v:g}" for k, v in t[2].items())) not in have]
-        start = time.perf_counter()
+            todo = [t for t in todo if _setting_key(t, args.five_per_class) not in have]
+        start, cpu_start, load, commit = time.perf_counter(), time.process_time(), os.getloadavg(), _commit()
+        children_start = resource.getrusage(resource.RUSAGE_CHILDREN)
         by_setting: dict[tuple, list[tuple]] = {}
         for t in todo:
             by_setting.setdefault((t[0], t[1], str(t[2])), []).append(t)
         for key, group in by_setting.items():
-            rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit) for t in group)
-            frame = pd.DataFrame([r for rs in rows for r in rs])
-            done = pd.concat([done, frame], ignore_index=True) if not done.empty else frame
-            done.to_csv(path, index=False)
+            for first in range(0, len(group), args.jobs):  # the file is written after every `jobs` splits
+                chunk = group[first:first + args.jobs]
+                rows = Parallel(n_jobs=args.jobs)(delayed(one_task)(*t, args.time_limit, args.bound,
+                                                                    args.five_per_class) for t in chunk)
+                frame = pd.DataFrame([r for rs in rows for r in rs])
+                done = pd.concat([done, frame], ignore_index=True) if not done.empty else frame
+                done.to_csv(path, index=False)
             print(f"{key}: {len(group)} splits, {time.perf_counter() - start:.0f} s so far", flush=True)
-    frame = pd.read_csv(path)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (time.process_time() - cpu_start + children.ru_utime + children.ru_stime
+               - children_start.ru_utime - children_start.ru_stime)
+        record = _run_record(args, commit, cpu, time.perf_counter() - start, load)
+        with open(RESULTS / "routes_runs.jsonl", "a") as log:
+            log.write(json.dumps(record) + "\n")
+    frame = _stored()
     (RESULTS / "routes.md").write_text(report(frame))
     print(report(frame))
 

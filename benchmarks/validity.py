@@ -44,14 +44,18 @@ the truth: closed form for logistic regression on Gaussian classes (its
 decision is linear), exact sums over the 32 points for the binary
 predictors, and 40,000 fresh points (20,000 per class, standard error about
 0.002 at a rate of 0.9) for the SVC on Gaussian classes. Results go to
-``benchmarks/results/validity_np.csv`` and a section of ``validity.md``.
+``benchmarks/results/validity_np.csv`` and ``validity_np.md`` (a section of
+``validity.md`` when that is next written); ``--reps`` tops up settings run
+with fewer repetitions, with the next seeds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import platform
 import subprocess
 import time
 import warnings
@@ -193,6 +197,7 @@ def _np_truth(population, res, rng: np.random.Generator) -> dict[str, float]:
 
 def one_np_repetition(kind: str, n: int, dim: int, p0: float, alpha: float, seed: int) -> dict[str, float]:
     """Fit the route around every learner for TPR >= p0 and for TNR >= p0; did each guarantee fail?"""
+    cpu = time.process_time()
     population = BinaryClasses() if kind == "binary" else GaussianClasses(dim=dim, distance=2.0)
     X, y = population.sample(n, np.random.default_rng(seed))
     row: dict[str, float] = {}
@@ -204,40 +209,85 @@ def one_np_repetition(kind: str, n: int, dim: int, p0: float, alpha: float, seed
             row[f"true_{rate}_NP {learner} {rate.upper()}"] = truth[rate]
             other = "tnr" if rate == "tpr" else "tpr"
             row[f"true_{other}_NP {learner} {rate.upper()}"] = truth[other]
+    row["cpu_s"] = time.process_time() - cpu  # this repetition's CPU seconds, in whichever worker ran it
     return row
 
 
-def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202) -> pd.DataFrame:
+def _np_rows(kind: str, n: int, dim: int, p0: float, alpha: float, frame: pd.DataFrame,
+             before: dict[str, dict] | None) -> list[dict]:
+    """One row per (learner, rate): failures and mean true rates of ``frame``, added to ``before`` (same statement)."""
+    rows = []
+    for learner in NP_LEARNERS[kind]:
+        for rate in ("TPR", "TNR"):
+            name = f"NP {learner} {rate}"
+            old = (before or {}).get(name, {"reps": 0, "failures": 0, "mean_true_tpr": 0.0, "mean_true_tnr": 0.0})
+            reps = int(old["reps"]) + len(frame)
+            fails = int(old["failures"]) + int(frame[f"fail_{name}"].sum())
+            limit = int(binom.ppf(0.99, reps, alpha))
+            mean = {r: (old[f"mean_true_{r}"] * old["reps"] + frame[f"true_{r}_{name}"].sum()) / reps
+                    for r in ("tpr", "tnr")}
+            rows.append({
+                "population": kind, "n": n, "dim": dim, "p0": p0, "alpha": alpha, "statement": name,
+                "reps": reps, "failures": fails, "failure_rate": fails / reps, "limit_99": limit,
+                "valid": fails <= limit, "mean_true_tpr": mean["tpr"], "mean_true_tnr": mean["tnr"],
+            })
+    return rows
+
+
+def run_np(reps: int, n_jobs: int, out: Path, seed0: int = 20261202, batch: int = 100) -> pd.DataFrame:
     """The Neyman-Pearson settings; one row per (setting, learner, rate), written to ``validity_np.csv``.
 
-    Settings already in that file are kept (with their own number of repetitions), not rerun.
+    A setting already in that file with ``r < reps`` repetitions is topped up
+    with the seeds ``seed0 + r, ..., seed0 + reps - 1`` (repetition k always
+    uses seed ``seed0 + k``, so the result is the one a fresh run of ``reps``
+    would give), ``batch`` repetitions at a time, the file written after
+    each batch; the cheapest settings (fewest points times dimensions) go
+    first. Settings with at least ``reps`` are kept. Only ``validity_np.csv``,
+    ``validity_np.md`` and ``validity_np_runs.jsonl`` are written
+    (``validity.md`` shows the table when :func:`write` next runs).
     """
     previous = out / "validity_np.csv"
     rows: list[dict] = pd.read_csv(previous).to_dict("records") if previous.is_file() else []
-    done = {(r["population"], r["n"], r["dim"], r["p0"], r["alpha"]) for r in rows}
-    for kind, n, dim, p0, alpha in NP_SETTINGS:
-        if (kind, n, dim, p0, alpha) in done:
-            continue
-        start = time.perf_counter()
-        frame = pd.DataFrame(Parallel(n_jobs=n_jobs)(
-            delayed(one_np_repetition)(kind, n, dim, p0, alpha, seed0 + k) for k in range(reps)))
-        limit = int(binom.ppf(0.99, reps, alpha))
-        for learner in NP_LEARNERS[kind]:
-            for rate in ("TPR", "TNR"):
-                name = f"NP {learner} {rate}"
-                fails = int(frame[f"fail_{name}"].sum())
-                rows.append({
-                    "population": kind, "n": n, "dim": dim, "p0": p0, "alpha": alpha, "statement": name,
-                    "reps": reps, "failures": fails, "failure_rate": fails / reps, "limit_99": limit,
-                    "valid": fails <= limit, "mean_true_tpr": frame[f"true_tpr_{name}"].mean(),
-                    "mean_true_tnr": frame[f"true_tnr_{name}"].mean(),
-                })
-        print(f"NP {kind} n={n} dim={dim} p0={p0} alpha={alpha}: {reps} reps in {time.perf_counter() - start:.0f} s",
-              flush=True)
-        out.mkdir(exist_ok=True)
-        pd.DataFrame(rows).to_csv(out / "validity_np.csv", index=False)
-        write(pd.read_csv(out / "validity.csv"), out)
+    order = [tuple(s) for s in NP_SETTINGS]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=out).stdout.strip()  # the code this run started from
+    for key in sorted(order, key=lambda s: s[1] * s[2]):
+        kind, n, dim, p0, alpha = key
+        while True:
+            mine = [r for r in rows if (r["population"], r["n"], r["dim"], r["p0"], r["alpha"]) == key]
+            have = min((int(r["reps"]) for r in mine), default=0)
+            if have >= reps:
+                break
+            upto = min(reps, have + batch)
+            start, load = time.perf_counter(), os.getloadavg()
+            frame = pd.DataFrame(Parallel(n_jobs=n_jobs)(
+                delayed(one_np_repetition)(kind, n, dim, p0, alpha, seed0 + k) for k in range(have, upto)))
+            new = _np_rows(kind, n, dim, p0, alpha, frame, {r["statement"]: r for r in mine})
+            rows = sorted([r for r in rows if r not in mine] + new, key=lambda r: order.index(
+                (r["population"], r["n"], r["dim"], r["p0"], r["alpha"])))
+            with open(out / "validity_np_runs.jsonl", "a") as log:
+                log.write(json.dumps({"setting": list(key), "seeds": [seed0 + have, seed0 + upto - 1],
+                                      "jobs": n_jobs, "cpu_s": round(float(frame["cpu_s"].sum()), 1),
+                                      "wall_s": round(time.perf_counter() - start, 1), "load_average_at_start": load,
+                                      "commit": commit, "host": platform.node(),
+                                      "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}) + "\n")
+            print(f"NP {kind} n={n} dim={dim} p0={p0} alpha={alpha}: repetitions {have}..{upto - 1} in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
+            out.mkdir(exist_ok=True)
+            pd.DataFrame(rows).to_csv(out / "validity_np.csv", index=False)
+            (out / "validity_np.md").write_text(np_section(pd.DataFrame(rows)))
     return pd.DataFrame(rows)
+
+
+def np_section(table: pd.DataFrame) -> str:
+    """``validity_np.md``: the Neyman-Pearson table with the seeds (:func:`write` puts the table in ``validity.md``)."""
+    return (
+        "# Neyman-Pearson route (`--neyman-pearson`: NeymanPearsonClassifier's guarantee)\n\n"
+        "'NP <learner> TPR' fits the route with tpr_min = p0 (TNR: tnr_min = p0) around that learner and "
+        "fails when the true rate is below p0. Truth: closed form (logistic, Gaussian), exact sums over the "
+        "32 points (binary predictors, many scores tied at the threshold), 40,000 fresh points (SVC, "
+        "Gaussian; standard error about 0.002). Repetition k uses seed 20261202 + k.\n\n" + np_markdown(table)
+    )
 
 
 def np_markdown(table: pd.DataFrame) -> str:

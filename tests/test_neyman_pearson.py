@@ -144,6 +144,40 @@ def test_command_line_np_route(cancer, tmp_path, capsys):
     assert "Neyman-Pearson route Results" in out and "StandardScaler -> SVC" in out
     assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--kernel", "rbf"]) == 5
     assert "--kernel belong to the CSVM" in capsys.readouterr().err
+    # a CSVM-only option typed at its default value is refused too (argparse leaves absent options None)
+    for flags, name in ((["--bound", "hoeffding"], "--bound"), (["--time-limit", "300"], "--time-limit"),
+                        (["-C", "1"], "-C"), (["--kernel", "linear"], "--kernel"), (["--guarantee"], "--guarantee")):
+        assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", *flags]) == 5
+        assert f"{name} belong to the CSVM" in capsys.readouterr().err
+    # --estimator without --method np would be ignored by the CSVM: refused
+    assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--estimator", "logistic"]) == 5
+    assert "--estimator chooses the learner of the Neyman-Pearson route" in capsys.readouterr().err
+
+
+def test_command_line_csvm_fills_its_defaults(monkeypatch):
+    """Absent CSVM options reach the CSVM at their documented defaults; given ones as typed."""
+    from csvm_stats.interfaces import cli
+    from csvm_stats.interfaces.cli_options import CSVM_DEFAULTS
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def record(formula, data, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr("csvm_stats.models.model.CSVM.from_formula", staticmethod(record))
+    monkeypatch.setattr(cli, "read_table", lambda path: pd.DataFrame({"y": [0, 1], "x": [0.0, 1.0]}))
+    parser = cli.build_parser()
+    for argv, expected in ((["--tpr-min", "0.9"], CSVM_DEFAULTS), (["--tpr-min", "0.9", "--bound", "binomial", "-C", "2"],
+                                                                   {**CSVM_DEFAULTS, "bound": "binomial", "C": 2.0})):
+        args = parser.parse_args(["fit", "data.csv", "-f", "y ~ x", *argv])
+        with pytest.raises(Stop):
+            cli.fit_command(args)
+        for name in ("bound", "kernel", "C", "gamma", "degree", "penalty"):
+            assert seen[name] == expected[name]
 
 
 def test_model_files_for_linear_learners_only(cancer, tmp_path):
@@ -162,3 +196,63 @@ def test_model_files_for_linear_learners_only(cancer, tmp_path):
         other = NeymanPearson.from_formula("y ~ .", cancer, learner, tpr_min=0.9).fit(random_state=0)
         with pytest.raises(DataError, match="cannot be saved safely.*pickle"):
             other.save(tmp_path / f"{learner}.csvm")
+
+
+def test_results_share_the_common_api(cancer):
+    """NP results are FitResults: confusion_matrix, requirements, predictive_values, selection attributes."""
+    from csvm_stats.models.results_base import FitResults
+
+    res = NeymanPearson.from_formula("y ~ .", cancer, "logistic", tpr_min=0.9, positive="malignant").fit(random_state=0)
+    assert isinstance(res, FitResults)
+    held = res.confusion_matrix("held-out")
+    assert held.index.tolist() == ["malignant", "benign"] == held.columns.tolist()
+    assert int(held.to_numpy().sum()) == res.split.holdout.size
+    assert held.iloc[0, 0] == res.rates.loc["tpr", "heldout_correct"]
+    assert held.iloc[1, 1] == res.rates.loc["tnr", "heldout_correct"]
+    assert held.to_numpy().tolist() == res.heldout_confusion.to_numpy().tolist()
+    train = res.confusion_matrix("train")  # I u J: the rows the estimator was fitted on
+    assert int(train.to_numpy().sum()) == (res.sample_roles == "training").sum()
+    with pytest.raises(DataError, match="no anchor sample"):
+        res.confusion_matrix("anchor")
+    req = res.requirements
+    assert req.index.tolist() == ["malignant"] and req.loc["malignant", "target"] == 0.9
+    assert req.loc["malignant", "anchor_n"] == 0 and res.min_counts == {}
+    pv = res.predictive_values
+    assert pv.index.tolist() == ["ppv", "npv"] and pv["lower"].isna().all()  # H set the threshold
+    assert pv.loc["ppv", "heldout_correct"] == held.iloc[0, 0]
+    assert res.selected_features is None and res.route is None and res.exact is None
+
+
+def test_multiclass_results_share_the_common_api():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    res = NeymanPearson(y, X, "logistic", recall_min={2: 0.8}, fractions=(0.4, 0.2, 0.4)).fit(random_state=0)
+    held = res.confusion_matrix("holdout")
+    assert held.index.tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(np.diag(held.to_numpy()), res.rates["heldout_correct"].to_numpy())
+    assert res.requirements.index.tolist() == [2]
+    assert res.predictive_values.shape[0] == 3
+
+
+def test_multiclass_model_files_for_linear_learners(tmp_path):
+    """A several-class route with a linear score is saved in the multiclass form (no pickle) and reads back."""
+    from sklearn.datasets import load_iris
+
+    from csvm_stats.interfaces.persistence import load_model
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    data = X.set_axis([f"x{k}" for k in range(4)], axis=1).assign(species=np.array(["a", "b", "c"])[y])
+    res = NeymanPearson.from_formula("species ~ .", data, "logistic", recall_min={"c": 0.8},
+                                     fractions=(0.4, 0.2, 0.4)).fit(random_state=0)
+    loaded = load_model(res.save(tmp_path / "route.csvm"))
+    new = data.drop(columns="species")
+    assert loaded.predict(new).tolist() == res.predict(new).tolist()
+    np.testing.assert_allclose(loaded.decision_function(new).to_numpy(), res.decision_function(new).to_numpy(),
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(loaded.predict_proba(new).to_numpy(), res.predict_proba(new).to_numpy(), atol=1e-12)
+    assert loaded.confusion.to_numpy().sum() == res.split.holdout.size
+    hgb = NeymanPearson.from_formula("species ~ .", data, "hgb", recall_min={"c": 0.8},
+                                     fractions=(0.4, 0.2, 0.4)).fit(random_state=0)
+    with pytest.raises(DataError, match="cannot be saved safely.*pickle"):
+        hgb.save(tmp_path / "hgb.csvm")

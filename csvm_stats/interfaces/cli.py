@@ -46,6 +46,7 @@ from csvm_stats.exceptions import (
     SolverUnavailableError,
 )
 from csvm_stats.exceptions import InputFileError, InputLimitError
+from csvm_stats.interfaces.cli_options import CSVM_DEFAULTS
 from csvm_stats.preprocessing.csv_scan import scan_csv
 from csvm_stats.preprocessing.paths import check_input_file
 from csvm_stats.preprocessing.validation import check_integer, check_random_state, check_time_limit
@@ -261,11 +262,17 @@ def fit_command(args: argparse.Namespace) -> int:
     check_outputs({"data file": args.data}, {"output (-o)": args.output, "model file (--save)": args.save})
     data = read_table(args.data)
     check_formula(args.formula, data)
-    if args.method == "np":  # the Neyman-Pearson route (npc): csvm_stats/interfaces/np_cli.py
+    if args.method == "np":  # the Neyman-Pearson route: csvm_stats/interfaces/np_cli.py
         from csvm_stats.interfaces.np_cli import np_fit
 
         recall = _recall_targets(data, args.formula, args.recall_min)
         return np_fit(args, data, _positive_label(data, args.formula, args.positive), recall, _write)
+    if args.estimator is not None:
+        raise DataError("--estimator chooses the learner of the Neyman-Pearson route; add --method np, or leave it "
+                        "out to fit the CSVM.")
+    for name, default in CSVM_DEFAULTS.items():  # argparse leaves them None so that --method np can tell "given"
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     model = CSVM.from_formula(
         args.formula,
         data,
@@ -443,35 +450,35 @@ def build_parser() -> argparse.ArgumentParser:
     rates.add_argument("--tnr-min", type=_probability, help="required true negative rate")
     rates.add_argument("--acc-min", type=_probability, help="required accuracy")
     rates.add_argument("--alpha", type=_probability, default=0.05, help="level of margins and statements (0.05)")
-    rates.add_argument("--bound", choices=("hoeffding", "binomial", "none"), default="hoeffding",
+    rates.add_argument("--bound", choices=("hoeffding", "binomial", "none"),
                        help="margin added to the required rates on the anchor sample (hoeffding)")
     rates.add_argument("--positive", help="label of the positive class (default: the second level)")
     rates.add_argument("--recall-min", type=_recall_pair, action="append", metavar="CLASS=P",
                        help="required recall of one class (repeat for several; the multiclass CSVM), e.g. BL=0.9")
-    rates.add_argument("--guarantee", action="store_true",
+    rates.add_argument("--guarantee", action="store_true", default=None,
                        help="set the intercept on the held-out sample so the single required class rate is guaranteed "
                             "(with --recall-min: shift the constrained classes' offsets so all recalls hold jointly)")
     svm = fit.add_argument_group("classifier")
     svm.add_argument("--method", choices=("csvm", "np"), default="csvm",
                      help="csvm (default), or np: the Neyman-Pearson route around --estimator (threshold set on H)")
-    svm.add_argument("--estimator", choices=("logistic", "svc", "hgb"), default="logistic",
+    svm.add_argument("--estimator", choices=("logistic", "svc", "hgb"),
                      help="the learner of --method np (logistic)")
-    svm.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear")
-    svm.add_argument("-C", "--C", dest="C", type=float, default=1.0, help="cost C of the objective w'w + C sum(xi) (1)")
-    svm.add_argument("--gamma", type=_gamma, default="scale", help="rbf/poly gamma, a number or 'scale'")
-    svm.add_argument("--degree", type=int, default=3, help="poly degree (3)")
+    svm.add_argument("--kernel", choices=("linear", "rbf", "poly"), help="kernel of the CSVM (linear)")
+    svm.add_argument("-C", "--C", dest="C", type=float, help="cost C of the objective w'w + C sum(xi) (1)")
+    svm.add_argument("--gamma", type=_gamma, help="rbf/poly gamma, a number or 'scale' (scale)")
+    svm.add_argument("--degree", type=int, help="poly degree (3)")
     svm.add_argument("--fractions", type=float, nargs=3, default=(0.5, 0.25, 0.25), metavar=("TRAIN", "ANCHOR", "HOLDOUT"),
                      help="shares of the rows for the training, anchor and held-out samples (0.5 0.25 0.25)")
     sparse = fit.add_argument_group("feature selection (linear kernel)")
-    sparse.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+    sparse.add_argument("--penalty", choices=("l2", "l1"),
                         help="l1: the L1-norm CSVM min ||w||_1 + C sum(xi), a sparse MILP (l2)")
     sparse.add_argument("--max-features", type=_MAX_FEATURES, metavar="S",
                         help="at most S non-zero coefficients (the cardinality-constrained L2 CSVM)")
     sparse.add_argument("--screen", type=_SCREEN, metavar="K",
                         help="columns the --max-features MIQP keeps (default: all up to 60, else max(5 S, 50))")
     solve = fit.add_argument_group("solver")
-    solve.add_argument("--solver", choices=("auto", "scip", "gurobi", "highs"), default="auto")
-    solve.add_argument("--time-limit", type=_SECONDS, default=300.0, help="seconds (300)")
+    solve.add_argument("--solver", choices=("auto", "scip", "gurobi", "highs"), help="the CSVM's solver (auto)")
+    solve.add_argument("--time-limit", type=_SECONDS, help="seconds (300)")
     solve.add_argument("--seed", type=_SEED, default=0, help="seed of the sample split and the solver (0)")
     out = fit.add_argument_group("output")
     out.add_argument("--format", choices=OUTPUT_FORMATS, default="text", help="summary as text, html or json (text)")

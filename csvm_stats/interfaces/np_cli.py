@@ -8,7 +8,9 @@ with the parsed arguments: it fits
 JSON report. Options that belong to the CSVM only (``--acc-min``,
 ``--guarantee``, ``--bound``, ``--kernel``, ``-C``, ``--gamma``,
 ``--degree``, feature selection, the solver) are refused with a message,
-never ignored. ``--save`` writes a model file when the learner's score is
+never ignored, also when given at their default value (argparse gives
+them ``None`` when absent: :mod:`csvm_stats.interfaces.cli_options`).
+``--save`` writes a model file when the learner's score is
 linear (``logistic``; :mod:`csvm_stats.interfaces.np_files`) and refuses the others with the reason.
 """
 
@@ -23,19 +25,18 @@ from typing import Any
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.interfaces.cli_options import CSVM_DEFAULTS, CSVM_OPTIONAL
 from csvm_stats.interfaces.np_files import np_report
 from csvm_stats.models.neyman_pearson import NeymanPearson
 
-#: CSVM-only options and their defaults: given with --method np they are an error.
-CSVM_ONLY = {"acc_min": None, "guarantee": False, "bound": "hoeffding", "kernel": "linear", "C": 1.0,
-             "gamma": "scale", "degree": 3, "penalty": "l2", "max_features": None, "screen": None,
-             "solver": "auto", "time_limit": 300.0}
+#: The default learner of ``--method np`` (``--estimator`` absent).
+DEFAULT_ESTIMATOR = "logistic"
 
 
 def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_min: dict[Any, float] | None,
            write: Callable[[str, str | None], None]) -> int:
     """Fit the route for ``csvm-stats fit --method np`` and write its report with ``write(text, output)``."""
-    given = [name for name, default in CSVM_ONLY.items() if getattr(args, name, default) != default]
+    given = [name for name in (*CSVM_DEFAULTS, *CSVM_OPTIONAL) if getattr(args, name) is not None]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") if name != "C" else "-C" for name in given)
         raise DataError(
@@ -44,7 +45,8 @@ def np_fit(args: argparse.Namespace, data: pd.DataFrame, positive: Any, recall_m
         )
     kwargs: dict[str, Any] = {"recall_min": recall_min} if recall_min else {
         "tpr_min": args.tpr_min, "tnr_min": args.tnr_min, "positive": positive}
-    model = NeymanPearson.from_formula(args.formula, data, args.estimator, alpha=args.alpha,
+    estimator = DEFAULT_ESTIMATOR if args.estimator is None else args.estimator
+    model = NeymanPearson.from_formula(args.formula, data, estimator, alpha=args.alpha,
                                        fractions=tuple(args.fractions), **kwargs)
     results = model.fit(random_state=args.seed)
     if args.format == "json":
