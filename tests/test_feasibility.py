@@ -11,7 +11,7 @@ from csvm_stats.exceptions import InfeasibleConstraintsError
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.feasibility import check_counts, count_frontier, tie_groups
 from csvm_stats.optimization.problem import rate_requirements
-from csvm_stats.optimization.solvers import SolverOptions, Status
+from csvm_stats.optimization.solvers import Status
 from test_bnb import TIGHT, brute_force
 
 

@@ -446,7 +446,11 @@ def _multiclass_brute_force() -> tuple:
     return X_i, y_i, X_j, y_j, K, counts, best
 
 
-@pytest.mark.parametrize("solver", CARDINALITY_SOLVERS)
+#: bnb's feature search covers the two-class form only; it refuses the multiclass gene list (tested below).
+MULTICLASS_CARDINALITY_SOLVERS = [s for s in CARDINALITY_SOLVERS if s != "bnb"]
+
+
+@pytest.mark.parametrize("solver", MULTICLASS_CARDINALITY_SOLVERS)
 def test_multiclass_gene_list_equals_brute_force_over_all_subsets(solver):
     """One budget shared by the class columns: the best s-subset of columns for the multiclass CSVM."""
     from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
@@ -459,6 +463,16 @@ def test_multiclass_gene_list_equals_brute_force_over_all_subsets(solver):
     assert _objective_rel_close(fit.record.objective, best, 1e-5)
     scores = X_j @ fit.coef.T + fit.intercept  # the fit reads only the selected columns
     assert np.allclose(scores, X_j[:, fit.selected] @ fit.coef[:, fit.selected].T + fit.intercept)
+
+
+def test_bnb_refuses_the_multiclass_gene_list_and_names_the_solvers_that_take_it():
+    from csvm_stats.exceptions import SolverError
+    from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
+
+    X_i, y_i, X_j, y_j, K, counts, _ = _multiclass_brute_force()
+    with pytest.raises(SolverError, match="multiclass gene list.*solver='scip' or solver='auto'"):
+        fit_multiclass_cardinality(X_i, y_i, X_j, y_j, K, max_features=2, C=1.0, min_counts=counts, solver="bnb",
+                                   options=TIGHT)
 
 
 def test_multiclass_model_takes_a_shared_gene_list_and_refuses_misuse():

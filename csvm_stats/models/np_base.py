@@ -36,7 +36,7 @@ from csvm_stats.exceptions import DataError
 from csvm_stats.models.learners import scores as learner_scores, shape_scores
 from csvm_stats.models.results_base import FitResults, predictive_rows
 from csvm_stats.preprocessing.design import SampleSplit
-from csvm_stats.probability.fit_calibration import DEFAULT_FOLDS
+from csvm_stats.probability.refits import DEFAULT_FOLDS
 from csvm_stats.reporting.np_summary import build_np_summary
 from csvm_stats.reporting.summary import Summary
 

@@ -61,7 +61,6 @@ from csvm_stats.probability.fit_calibration import (
     check_calibration_sample,
     holdout_is_enough,
 )
-from csvm_stats.probability.refits import DEFAULT_FOLDS
 from csvm_stats.probability.venn_abers import VennAbers, bagged, merge
 
 __all__ = ["BinaryNPResults", "MulticlassNPResults", "NPState"]

@@ -20,7 +20,7 @@ from functools import cache
 from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb import BnbBackend  # the exact two-class search (tests patch it here)
+from csvm_stats.optimization.solvers.bnb import BnbBackend  # noqa: F401  (re-exported: tests patch the two-class search here)
 from csvm_stats.optimization.solvers.bnb_backend import BranchAndBound
 from csvm_stats.optimization.solvers.gurobi import MIQP_VARIABLES, GurobiBackend, outer_approximation_first
 from csvm_stats.optimization.solvers.highs import HighsBackend, is_linear

@@ -369,8 +369,9 @@ class SparseBnbBackend:
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         if problem.cardinality is None:
             if problem.perspective is not None:
-                raise SolverError("the bnb backend solves the cardinality CSVM in its exact L2 primal form only "
-                                  "(big_m=None); use solver='scip' for this model.")
+                raise SolverError("the bnb backend searches over features only for the two-class cardinality CSVM "
+                                  "in its exact L2 primal form (big_m=None); this model (a multiclass gene list, or "
+                                  "a big-M form) needs solver='scip' or solver='auto'.")
             return BnbBackend().solve(problem, options)
         watch = Stopwatch()
         search = _Search(problem.cardinality, problem, options, watch)
