@@ -64,6 +64,22 @@ class NPResultsBase(FitResults):
 
     A subclass gives ``classes``, ``_predicted_positions(rows)`` (positions in
     :attr:`classes` of the predicted class of ``rows``) and ``_true_positions(rows)``.
+
+    Parameters
+    ----------
+    state : NPState
+        The fit (model, split, fitted estimator, threshold, seed, CPU time),
+        made by :meth:`csvm_stats.models.neyman_pearson.NeymanPearson.fit`.
+
+    Examples
+    --------
+    >>> from csvm_stats import NeymanPearsonClassifier
+    >>> from csvm_stats.data.datasets import load_dataset
+    >>> from csvm_stats.models.np_base import NPResultsBase
+    >>> X, labels = load_dataset("wisconsin")
+    >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+    >>> isinstance(res, NPResultsBase), res.confusion_matrix("holdout").shape
+    (True, (2, 2))
     """
 
     #: The route has no anchor constraint, so nothing was adjusted on J.
@@ -211,5 +227,26 @@ class NPResultsBase(FitResults):
         return save_np_model(self, path)
 
     def summary(self, *, timing: bool = True) -> Summary:
-        """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX); ``timing=False`` omits the fit time."""
+        """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).
+
+        Parameters
+        ----------
+        timing : bool, default True
+            Include the fit time (it differs between identical runs); ``False`` gives a text that
+            can be compared with a stored copy.
+
+        Returns
+        -------
+        csvm_stats.reporting.summary.Summary
+            A statsmodels ``Summary``: ``as_text()``, ``as_html()``, ``as_latex()``, ``tables``.
+
+        Examples
+        --------
+        >>> from csvm_stats import NeymanPearsonClassifier
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> X, labels = load_dataset("wisconsin")
+        >>> res = NeymanPearsonClassifier(tpr_min=0.9, random_state=0).fit(X, (labels < 0).astype(int)).results_
+        >>> isinstance(res.summary(timing=False).as_text(), str)
+        True
+        """
         return build_np_summary(self, timing=timing)
