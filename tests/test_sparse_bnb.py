@@ -17,12 +17,14 @@ import numpy as np
 import pytest
 
 from csvm_stats.exceptions import InfeasibleConstraintsError
+from csvm_stats.optimization import perspective
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.perspective import (
     Features, PerspectiveRelaxation, child_bounds, k_support, top_sum,
 )
 from csvm_stats.optimization.problem import build_primal, with_cardinality
 from csvm_stats.optimization.solvers import SolverOptions, Status, _auto_chain, solve
+from csvm_stats.optimization.solvers.bnb_sparse import UNCONVERGED_END
 from csvm_stats.sparse.model import fit_cardinality_csvm
 
 TIGHT = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-7)
@@ -157,6 +159,21 @@ def test_time_limited_search_reports_the_limit_with_a_valid_bound():
     assert problem.max_violation(solution.x) <= 1e-6
     assert record.best_bound <= min(values.values()) * (1 + BOUND_TOL)
     assert "time limit" in record.outcome and record.gap >= 0
+
+
+def test_search_ending_with_the_gap_open_before_the_limit_does_not_say_the_limit_stopped_it(monkeypatch):
+    """One SMO step per relaxation pass: nodes close on relaxations that did not converge, so the search ends,
+    well within its limit, with the gap above mip_gap. The incumbent is kept (TIME_LIMIT), the reason says why."""
+    monkeypatch.setattr(perspective, "SMO_STEPS", 1)
+    problem, values = _problem("tpr, free anchors")
+    solution = solve(problem, "bnb", SolverOptions(time_limit=600.0, mip_gap=1e-7, feasibility_tol=1e-7, clock="cpu"))
+    record = solution.record
+    assert record.status is Status.TIME_LIMIT and record.gap > 1e-7 and record.cpu_time < 600.0
+    assert record.reason == UNCONVERGED_END
+    assert record.outcome == f"{UNCONVERGED_END}: best classifier found kept, relative gap {record.gap:.2%}"
+    assert "time limit reached" not in record.outcome
+    assert problem.max_violation(solution.x) <= 1e-6
+    assert record.best_bound <= min(values.values()) * (1 + BOUND_TOL)
 
 
 def test_search_solution_meets_the_miqp_and_auto_tries_bnb_before_scip():

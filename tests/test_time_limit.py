@@ -193,6 +193,10 @@ def test_every_stop_says_what_happened_in_the_record_and_the_summary_rows():
     with_gap = _limit_record(best_bound=9.0, gap=0.1, limit_phase="search")
     assert with_gap.outcome.endswith("during the search: best classifier found kept, relative gap 10.00%")
     assert "relative gap 10.00%" in result(with_gap)
+    early = _limit_record(best_bound=9.0, gap=0.1, limit_phase="", reason="the search ended before the limit")
+    assert early.outcome == "the search ended before the limit: best classifier found kept, relative gap 10.00%"
+    assert result(early) == ("not proven optimal: the search ended before the limit, with the best rule found "
+                             "(relative gap 10.00%)")
     closest = "the closest rule found (x) has true positive rate 9/10 (needs 10) (1 short)"
     none = _limit_record(status=Status.NO_SOLUTION, objective=math.nan, reason=closest)
     assert none.outcome.endswith(f"no classifier found ({closest})")

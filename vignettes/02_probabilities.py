@@ -11,8 +11,9 @@
 #   chosen by cross-validated log loss, recalibrated by a sigmoid on
 #   out-of-fold scores. With it comes an interval [p0, p1]: the inductive
 #   **Venn-Abers** predictor (Vovk and Petej 2014), calibrated on H, of the
-#   same regression refitted on I and J alone, so that neither that score nor
-#   the rule's direction saw H. One of p0, p1 is a
+#   same regression fitted on I and J alone (the mean of its
+#   cross-validation fold models, not a refit), so that neither that score
+#   nor the rule's direction saw H. One of p0, p1 is a
 #   calibrated probability in Venn's sense (among points given that value, the
 #   share of positives equals it); [p0, p1] is **not** a confidence interval
 #   for the true P(y = 1 | x);

@@ -50,7 +50,7 @@ print(srbct.shape, tumour.value_counts().to_dict())
 requirement = {"BL": 0.9, "EWS": 0.8, "NB": 0.8, "RMS": 0.8}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    res = CSVM.from_formula("tumour ~ .", srbct, recall_min=requirement).fit(random_state=0, solver="scip")
+    res = CSVM.from_formula("tumour ~ .", srbct, recall_min=requirement).fit(random_state=0)
 print(f"{len(caught)} warnings, e.g.: {caught[0].message}" if caught else "no warnings")
 print(res.summary())
 
@@ -110,7 +110,7 @@ tables = []
 for seed in seeds:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = CSVM.from_formula("tumour ~ .", srbct, recall_min=requirement).fit(random_state=seed, solver="scip")
+        fit = CSVM.from_formula("tumour ~ .", srbct, recall_min=requirement).fit(random_state=seed)
     tables.append(held_out_recalls(fit, srbct, "tumour").assign(seed=seed))
 pooled = pd.concat(tables).groupby(["method", "class"], sort=False)[["n", "correct"]].sum()
 pooled["recall"] = pooled["correct"] / pooled["n"]
@@ -148,7 +148,7 @@ ax.legend(loc="lower left")
 
 # %%
 try:
-    CSVM.from_formula("tumour ~ .", srbct, recall_min={"BL": 0.9}).fit(random_state=0, guarantee=True, solver="scip")
+    CSVM.from_formula("tumour ~ .", srbct, recall_min={"BL": 0.9}).fit(random_state=0, guarantee=True)
 except DataError as error:
     print(error)
 

@@ -228,7 +228,9 @@ class SavedModel:
         Returns
         -------
         pandas.Series or pandas.DataFrame
-            P(positive | x) per row, or the interval and merged probability.
+            P(positive | x) per row, or the interval and the point probability
+            (the probability model's P; the Venn-Abers merge only for
+            Neyman-Pearson fits and model files older than the probability model).
 
         Raises
         ------

@@ -95,8 +95,10 @@ def solver_notes(record: SolveRecord, feature_map: FeatureMap, big_m: float | No
     """
     notes = []
     if record.status is Status.TIME_LIMIT:
+        stop = (f"{record.reason[0].upper()}{record.reason[1:]}," if record.reason  # ended before the limit
+                else "The solver stopped at the time limit")
         notes.append(
-            f"The solver stopped at the time limit with a relative gap of {record.gap:.2%}; "
+            f"{stop} with a relative gap of {record.gap:.2%}; "
             "the classifier is the best one found, not a proven optimum."
         )
     if record.exact is False:

@@ -55,8 +55,9 @@ class ProbabilityResults:
         """The calibration behind the default :meth:`predict_proba` (:mod:`csvm_stats.probability.fit_calibration`).
 
         A logistic probability model, recalibrated: on I u J u H with the
-        Venn-Abers interval on H of its refit on I u J when H has enough
-        points of both classes, else on I u J, cross-fitted (sigmoid and
+        Venn-Abers interval on H of the same regression fitted on I u J alone
+        (the mean of its cross-validation fold models, not a refit) when H has
+        enough points of both classes, else on I u J, cross-fitted (sigmoid and
         interval on its out-of-fold scores; no CSVM refit).
         """
         return calibrate(self)
@@ -169,7 +170,10 @@ class ProbabilityResults:
         method : {"venn-abers", "ebb", "cebb1", "cebb2", "ebb-va"}, default "venn-abers"
             Which probabilities.
         interval : bool, default False
-            Return the interval ``p0``, ``p1`` and the merged ``p`` (Venn-Abers methods).
+            Return the interval ``p0``, ``p1`` and the point probability ``p``
+            (Venn-Abers methods): the probability model's P; the Venn-Abers merge
+            only for Neyman-Pearson fits and model files older than the
+            probability model.
         n_bootstrap : int, default 500
             Bootstrap samples per C of the EBB ensembles.
         random_state : int, default 0

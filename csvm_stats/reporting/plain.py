@@ -70,6 +70,8 @@ def _result_text(record: SolveRecord) -> str:
         during = f" during the {record.limit_phase}" if record.limit_phase else ""
         gap = (f"relative gap {record.gap:.2%}" if np.isfinite(record.gap)
                else "gap unknown: no lower bound was reached")
+        if record.reason:  # the search ended before the limit (SolveRecord.reason)
+            return f"not proven optimal: {record.reason}, with the best rule found ({gap})"
         return f"not proven optimal: stopped at the time limit{during} with the best rule found ({gap})"
     return record.outcome
 

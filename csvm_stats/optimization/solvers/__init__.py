@@ -1,11 +1,15 @@
 """Solver backends behind one protocol, a string-keyed registry and ``"auto"``.
 
 Backends import their solver lazily, inside ``solve``; nothing probes every
-solver at import time. ``"bnb"`` is our own branch-and-bound on either exact
-form (binary or multiclass CSVM). ``"auto"`` means bnb on those, else Gurobi when it is installed with a
+solver at import time. ``"bnb"`` is our own branch-and-bound on the exact
+two-class CSVM, its cardinality form (``max_features``;
+:mod:`~csvm_stats.optimization.solvers.bnb_sparse`) and the exact multiclass
+CSVM. ``"auto"`` (:func:`_auto_chain`) tries, in order: bnb first for the
+exact two-class and multiclass CSVM; then Gurobi when it is installed with a
 licence that takes the model (a problem without binaries only in its MIQP
-form), then HiGHS for a linear model (the L1-norm CSVM, a MILP), then SCIP;
-any failure of a backend (an exception or an error
+form; a cardinality model only when its MIQP with perspective cones fits);
+then bnb for a cardinality model; then HiGHS for a linear model (the L1-norm
+CSVM, a MILP); SCIP last. Any failure of a backend (an exception or an error
 status) falls back to the next one with a :class:`SolverFallbackWarning`
 naming it. New backends are added to ``_BACKENDS`` (and ``SOLVERS``).
 """

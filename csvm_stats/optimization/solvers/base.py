@@ -101,7 +101,8 @@ class SolveRecord:
     svm_solves: int = 0  # SVM (node QP) solves, for backends that count them (bnb)
     choice: str = ""  # with solver="auto": the backend chosen and why (see csvm_stats.optimization.solvers)
     reason: str = ""  # infeasible: which requirement cannot be met and by how much (when the backend knows);
-    # no solution: the closest rule the fit's heuristics found and what they tried
+    # no solution: the closest rule the fit's heuristics found and what they tried; TIME_LIMIT: why the search
+    # ended before the limit with the gap open ("": the limit stopped it)
     clock: str = ""  # the clock the fit's time limit counted ("wall" or "cpu"; "" outside a fit)
     time_limit: float = math.nan  # the whole fit's limit, seconds on that clock
     fit_wall_time: float = math.nan  # wall seconds of the whole fit
@@ -111,7 +112,8 @@ class SolveRecord:
 
     @property
     def outcome(self) -> str:
-        """What happened, in words: optimal; the time limit with its gap and phase; infeasible; no solution."""
+        """What happened, in words: optimal; the time limit (or, with a ``reason``, an earlier end of the search)
+        with its gap and phase; infeasible; no solution."""
         if self.status is Status.OPTIMAL:
             return "optimal" + (f" (relative gap {self.gap:.2g})" if math.isfinite(self.gap) and self.gap > 0 else "")
         if self.status in (Status.TIME_LIMIT, Status.NO_SOLUTION):
@@ -119,6 +121,8 @@ class SolveRecord:
             limit = f" ({self.time_limit:g} s, {self.clock} clock)" if self.clock else ""
             found = (f"best classifier found kept, relative gap {self.gap:.2%}" if math.isfinite(self.gap)
                      else "best classifier found kept, gap unknown (no lower bound yet)")
+            if self.status is Status.TIME_LIMIT and self.reason:  # the search ended before the limit
+                return f"{self.reason}: {found}"
             if self.status is Status.NO_SOLUTION:
                 found = "no classifier found" + (f" ({self.reason})" if self.reason else "")
             return f"time limit{limit} reached{where}: {found}"

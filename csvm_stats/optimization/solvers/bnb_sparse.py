@@ -34,7 +34,9 @@ fractional. Best bound first. A node is closed when its relaxation,
 converged, is sparse and meets every requirement (then it is a solution).
 
 Every stop is reported: optimal within ``mip_gap``, the time limit with the
-gap, infeasible (no node left, no solution), interrupted (Ctrl-C).
+gap, an end before the limit with the gap open (nodes closed on relaxations
+that did not converge: status TIME_LIMIT, the record's ``reason`` saying so),
+infeasible (no node left, no solution), interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ SWAP_DROP = 6  # swap search: chosen columns to drop (smallest |w_f|)
 SWAP_PERIOD = 20  # every SWAP_PERIOD-th node also starts a swap search from its own refit
 SWAP_SHARE = 0.15  # share of the time limit the swap searches may take in all
 ZERO = 1e-9  # |w_f| at or below this (relative to max |w|) counts as zero in a relaxation point
+UNCONVERGED_END = ("the search ended before the time limit with the gap open (node relaxations did not converge "
+                   "to the gap)")
 
 
 @dataclass(order=True)
@@ -387,15 +391,18 @@ class SparseBnbBackend:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
         bound = search.lower_bound() if x is not None else math.nan
         objective = problem.objective(x) if x is not None else math.nan
+        reason = ""
         if status is Status.OPTIMAL and relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9):
-            status = Status.TIME_LIMIT  # a node closed without a converged relaxation left the gap open
+            # a node closed without a converged relaxation left the gap open: not proven optimal, as at the
+            # limit (TIME_LIMIT: the incumbent is kept), but the limit did not stop it
+            status, reason = Status.TIME_LIMIT, UNCONVERGED_END
         wall, cpu = watch.elapsed()
         record = SolveRecord(
             status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
             wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
             formulation=f"branch-and-bound over features and anchor points (perspective relaxation, at most "
                         f"{search.s} of {search.p} features)",
-            message=f"{search.relaxation.smo_steps} SMO steps",
+            message=f"{search.relaxation.smo_steps} SMO steps", reason=reason,
         )
         return Solution(record, x)
 

@@ -100,8 +100,8 @@ fit_frame <- function(mf, call, options, response_name, model) {
     fit_binary_python(x, response, options, response_name)
   }
   handle <- fitted_python$results
-  # the export computes the probability calibration (for a small held-out sample: the CSVM refitted
-  # on parts of the data), whose warnings are said as such
+  # the export computes the probability calibration (several classes without a large enough held-out
+  # sample: the CSVM refitted on 5 folds; two-class fits do not refit), whose warnings are said as such
   exported <- py_call("export", handle, context = "probability calibration: ")
   fields <- if (multiclass) multiclass_fields(exported) else fit_fields(exported)
   # capped targets were said before the solve (fitted_python$check); any the check did not

@@ -4,8 +4,9 @@
 
 # Re-issue the warnings Python raised (messages and category names from r_api.call) as R warnings,
 # except those of the kinds in `reported` (said already, e.g. before the solve). Warnings that differ
-# only in their numbers (the same capped target in each of the calibration's refits) are said once,
-# with how many more there were. `context` starts each message.
+# only in their numbers (the same capped target in each of the calibration's refits: several classes
+# without a large enough held-out sample, the CSVM refitted on 5 folds) are said once, with how many
+# more there were. `context` starts each message.
 issue_python_warnings <- function(messages, kinds, reported = character(), context = "") {
   messages <- as.character(messages)
   kinds <- rep_len(as.character(kinds), length(messages))
