@@ -390,7 +390,7 @@ def _fit_csvm(X_train, y_train, X_anchor, y_anchor, C, kernel, gamma, degree, co
             reserve = SEARCH_RESERVE_ROUNDS * budget.step_cost.round_cpu(chunk_work(rows, phi.shape[1]))
             solution = solve(problem.miqp, solver, budget.solver_options(options, reserve))
         solution = keep_start(solution, problem.miqp, None if svm_ref is None else svm_ref.dual)
-        if solution.record.status in (Status.TIME_LIMIT, Status.NO_SOLUTION):
+        if solution.record.status in (Status.TIME_LIMIT, Status.NO_SOLUTION) and not solution.record.reason:
             budget.limit_phase = budget.limit_phase or "search"  # stopped at its share (the reserve is left)
     record = budget.stamp(replace(solution.record, exact=problem.exact))
     if record.status is Status.NO_SOLUTION and closest is not None and not record.reason:

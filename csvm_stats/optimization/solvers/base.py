@@ -38,6 +38,11 @@ class Status(str, enum.Enum):
         return self in (Status.OPTIMAL, Status.TIME_LIMIT)
 
 
+#: The record's ``reason`` when a branch-and-bound search ends before its time limit with the gap above
+#: ``mip_gap`` because some node relaxations did not converge (status TIME_LIMIT: the best rule is kept).
+UNCONVERGED_END = ("the search ended before the time limit with the gap open (node relaxations did not converge "
+                   "to the gap)")
+
 @dataclass(frozen=True)
 class SolverOptions:
     """Options every backend honours.

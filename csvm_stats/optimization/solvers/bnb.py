@@ -94,7 +94,7 @@ from scipy.optimize import linprog
 from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import UNCONVERGED_END, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb_nodes import _DualStore, _Node, _Nogoods, _Packed, _Relaxation, _scan_requirement
 from csvm_stats.optimization.solvers.bnb_primal import MARGIN_TOL, _PrimalHeuristics
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
@@ -556,8 +556,10 @@ class BnbBackend:
         if status is Status.OPTIMAL and x is None:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
         bound = search.lower_bound() if x is not None else math.nan
+        reason = search.reason if status is Status.INFEASIBLE else ""
         if status is Status.OPTIMAL and search.unresolved:
-            status = Status.TIME_LIMIT  # a leaf whose relaxation did not converge (or close) was left open
+            # a leaf whose relaxation did not converge (or close) was left open: not a time limit
+            status, reason = Status.TIME_LIMIT, UNCONVERGED_END
         objective = problem.objective(x) if x is not None else math.nan
         wall, cpu = watch.elapsed()
         record = SolveRecord(
@@ -565,7 +567,7 @@ class BnbBackend:
             wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
             formulation="branch-and-bound over anchor points (warm-started SMO node QPs)",
             message=f"{search.svm_solves} SVM solves", svm_solves=search.svm_solves,
-            reason=search.reason if status is Status.INFEASIBLE else "",
+            reason=reason,
         )
         return Solution(record, x)
 

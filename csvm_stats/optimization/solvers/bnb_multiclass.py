@@ -56,7 +56,7 @@ import numpy as np
 from csvm_stats.multiclass.warmstart import class_margins, shifted_start
 from csvm_stats.optimization.problem import MIQP, MulticlassData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import UNCONVERGED_END, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
@@ -317,8 +317,10 @@ class MulticlassBnb:
             status = Status.NO_SOLUTION
         if status is Status.OPTIMAL and x is None:
             status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
+        reason = ("no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
+                  if status is Status.INFEASIBLE else "")
         if status is Status.OPTIMAL and search.unresolved:
-            status = Status.TIME_LIMIT  # a node was left open: optimality is not proven
+            status, reason = Status.TIME_LIMIT, UNCONVERGED_END  # a node was left open: optimality is not proven
         objective = problem.objective(x) if x is not None else math.nan
         bound = search.lower_bound() if x is not None else math.nan
         wall, cpu = watch.elapsed()
@@ -328,6 +330,6 @@ class MulticlassBnb:
             backend_version=BnbBackend().version(),
             formulation="branch-and-bound over anchor indicators (outer-approximation LP nodes, HiGHS)",
             message=f"{search.lp.lp_solves} LP solves, {search.lp.cuts} tangent cuts",
-            reason="no choice of anchor points meeting the required counts admits a classifier (search exhausted)" if status is Status.INFEASIBLE else "",
+            reason=reason,
         )
         return Solution(record, x)

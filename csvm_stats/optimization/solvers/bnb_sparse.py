@@ -54,7 +54,7 @@ from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.perspective import RELAX_TOL, Features, PerspectiveRelaxation, child_bounds, dual_bound
 from csvm_stats.optimization.problem import MIQP, CardinalityData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import UNCONVERGED_END, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import MARGIN_TOL, BnbBackend, _sigint_sets_flag
 
 NODE_ROUNDS = 30  # block-coordinate passes of a node's relaxation
@@ -65,8 +65,6 @@ SWAP_DROP = 6  # swap search: chosen columns to drop (smallest |w_f|)
 SWAP_PERIOD = 20  # every SWAP_PERIOD-th node also starts a swap search from its own refit
 SWAP_SHARE = 0.15  # share of the time limit the swap searches may take in all
 ZERO = 1e-9  # |w_f| at or below this (relative to max |w|) counts as zero in a relaxation point
-UNCONVERGED_END = ("the search ended before the time limit with the gap open (node relaxations did not converge "
-                   "to the gap)")
 
 
 @dataclass(order=True)
