@@ -125,7 +125,8 @@ def _route_rows(comparison, truth=None) -> list[dict]:
     """One row per route: the requirement's statement, the other rate, validity against the truth if known."""
     out = []
     for name, res in comparison.results.items():
-        rates = res.rates
+        rates = res.rates.copy()
+        rates.index = rates.index.astype(str)  # class labels: the CSVM keeps the data's type, the NP routes use str
         row: dict = {"route": name, "fit_cpu_s": comparison.fit_times[name],
                      "guaranteed": bool((rates["method"] == ORDER_STATISTIC).any())}
         if hasattr(res, "solver"):
