@@ -87,6 +87,8 @@ INTERVAL_PATH_STEPS = 1
 #: Folds of the cross-validation that chooses the penalty.
 CV_FOLDS = 2
 NEWTON_TOL = 1e-6
+#: Widest design whose weighted Gram matrix is a general (not symmetric) product (:func:`_weighted_gram`).
+GEMM_MAX_COLUMNS = 40
 #: Scores whose spread is at most this (relative) count as constant.
 CONSTANT_TOL = 1e-12
 
@@ -144,29 +146,49 @@ def _solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return x
 
 
-def _newton_logistic(Z: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray, steps: int = NEWTON_STEPS
-                     ) -> np.ndarray:
-    """Penalised logistic regression (column 0 of Z the unpenalised intercept) by Newton's method from ``beta``.
+def _newton_logistic(Z: np.ndarray, Zt: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray,
+                     steps: int = NEWTON_STEPS) -> np.ndarray:
+    r"""Penalised logistic regression (column 0 of Z the unpenalised intercept) by Newton's method from ``beta``.
 
-    At most ``steps`` steps (fewer once a step is below :data:`NEWTON_TOL`, relative).
+    ``Zt`` is ``Z`` transposed, also C-contiguous. Each step, with
+    :math:`p = \sigma(Z\beta)`, :math:`W = \operatorname{diag}(p(1 - p))` and
+    :math:`\Lambda = \operatorname{diag}(0, \lambda, \dots, \lambda)`, solves
+
+    .. math:: (Z^\top W Z + \Lambda + 10^{-12} I)\,\delta = Z^\top (p - y) + \Lambda \beta
+
+    by Cholesky (the :math:`10^{-12}` keeps the matrix positive definite) and
+    sets :math:`\beta \leftarrow \beta - \delta`. At most ``steps`` steps
+    (fewer once a step is below :data:`NEWTON_TOL`, relative).
     """
-    diagonal = np.full(Z.shape[1], lam + 1e-12)
-    diagonal[0] = 1e-12
-    for _ in range(steps):
+    ridge = np.full(Z.shape[1], lam)
+    ridge[0] = 0.0
+    diagonal = ridge + 1e-12
+    every_diagonal_entry = slice(None, None, Z.shape[1] + 1)
+    for k in range(1, steps + 1):
         p = _sigmoid(Z @ beta)
-        hessian = _weighted_gram(Z, p * (1.0 - p))
-        hessian.flat[:: hessian.shape[0] + 1] += diagonal
-        step = _solve_spd(hessian, Z.T @ (p - y) + (diagonal - 1e-12) * beta)
+        hessian = _weighted_gram(Z, Zt, p * (1.0 - p))
+        hessian.flat[every_diagonal_entry] += diagonal
+        step = _solve_spd(hessian, Zt @ (p - y) + ridge * beta)
         beta = beta - step
-        if np.abs(step).max() <= NEWTON_TOL * max(1.0, np.abs(beta).max()):
+        if k < steps and np.abs(step).max() <= NEWTON_TOL * max(1.0, np.abs(beta).max()):
             break
     return beta
 
 
-def _weighted_gram(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """:math:`Z^\\top W Z` as :math:`(W^{1/2} Z)^\\top (W^{1/2} Z)` (numpy then uses the symmetric product)."""
-    scaled = Z * np.sqrt(w)[:, None]
-    return scaled.T @ scaled
+def _weighted_gram(Z: np.ndarray, Zt: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:math:`Z^\\top W Z` (``Zt`` is ``Z`` transposed, C-contiguous; only the upper triangle is read after).
+
+    Up to :data:`GEMM_MAX_COLUMNS` columns as :math:`(Z^\\top W) Z`, a
+    contiguous scaling and a general product; wider, as the symmetric
+    product of :math:`W^{1/2} Z` with itself (half the flops). One OpenBLAS
+    thread, CPU microseconds of the scaling and product: 31 columns 12 (general)
+    against 20 (symmetric) at 213 rows, 29 against 38 at 569; 65 columns 58
+    against 44 at 284 rows, 113 against 84 at 569.
+    """
+    if Z.shape[1] <= GEMM_MAX_COLUMNS:
+        return (Zt * w) @ Z
+    scaled = Zt * np.sqrt(w)
+    return scaled @ scaled.T
 
 
 def _folds(y01: np.ndarray) -> list[np.ndarray]:
@@ -246,14 +268,14 @@ def _cross_validated(Z: np.ndarray, y01: np.ndarray, path_steps: int = PATH_STEP
     for test in _folds(y01):
         train = np.ones(n, dtype=bool)
         train[test] = False
-        Z_train, y_train = Z[train], y01[train]
+        Z_train, y_train = np.compress(train, Z, axis=0), y01[train]
+        Zt_train = np.ascontiguousarray(Z_train.T)
         beta = np.zeros(Z.shape[1])
         beta[0] = _base_logit(y01)
-        betas = []
+        betas = np.empty((len(PENALTY_GRID), Z.shape[1]))  # row g: the fold model at PENALTY_GRID[g]
         for g, relative in enumerate(PENALTY_GRID):
-            beta = _newton_logistic(Z_train, y_train, relative * top, beta, path_steps)
-            out_of_fold[g, test] = Z[test] @ beta
-            betas.append(beta)
+            beta = betas[g] = _newton_logistic(Z_train, Zt_train, y_train, relative * top, beta, path_steps)
+        out_of_fold[:, test] = betas @ Z[test].T
         fold_betas.append(betas)
     losses = np.mean(np.logaddexp(0.0, out_of_fold) - y01 * out_of_fold, axis=1)
     g = int(np.argmin(losses))
@@ -280,7 +302,7 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
     Z = design.matrix(X)
     start, g, out_of_fold = _cross_validated(Z, y01)
     lam = PENALTY_GRID[g] * _trace(Z)
-    v, c = design.coefficients(_newton_logistic(Z, y01, lam, start))
+    v, c = design.coefficients(_newton_logistic(Z, np.ascontiguousarray(Z.T), y01, lam, start))
     return v, c, lam, out_of_fold
 
 
@@ -299,13 +321,14 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
         return 0.0, base
     centre, scale = float(s.mean()), float(s.std())
     u = (s - centre) / scale
+    uu = u * u
     a, b = 1.0, base
     for _ in range(NEWTON_STEPS):
         p = _sigmoid(a * u + b)
         w = p * (1.0 - p)
         r = p - target
         g_a, g_b = float(r @ u), float(r.sum())
-        h_aa, h_ab, h_bb = float(w @ (u * u)) + 1e-10, float(w @ u), float(w.sum()) + 1e-10
+        h_aa, h_ab, h_bb = float(w @ uu) + 1e-10, float(w @ u), float(w.sum()) + 1e-10
         det = h_aa * h_bb - h_ab * h_ab
         step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
         a, b = a - step_a, b - step_b
@@ -350,7 +373,7 @@ def fit_probability_model(
     Z = design.matrix(X_all)
     start, g, out_of_fold = _cross_validated(Z, y_all)
     lam = PENALTY_GRID[g] * _trace(Z)
-    beta = _newton_logistic(Z, y_all, lam, start)
+    beta = _newton_logistic(Z, np.ascontiguousarray(Z.T), y_all, lam, start)
     a, b = fit_sigmoid(out_of_fold, y_all)
     design_ij = _Design.of(X, ordered)  # centring, directions and penalty scale from I u J too: nothing of H
     Z_ij = design_ij.matrix(X)
