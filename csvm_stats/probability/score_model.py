@@ -62,7 +62,9 @@ Cost: a few Newton steps per grid value (two cross-validations: steps 1 and
 3) on at most :data:`MAX_COMPONENTS` columns (the leading kernel eigen-directions, or for a linear map with more
 columns, its leading principal components), with one BLAS thread
 (:func:`csvm_stats.optimization.blas.one_blas_thread`: spinning BLAS threads
-cost more CPU than these small products).
+cost more CPU than these small products). The Newton iterations, the folds'
+penalty paths and Platt's fit run compiled
+(:mod:`csvm_stats.probability.logistic_kernels`, numba, cached on disk).
 """
 
 from __future__ import annotations
@@ -70,10 +72,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
 
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.blas import one_blas_thread
+from csvm_stats.probability import logistic_kernels
 
 #: Largest number of principal components of phi used by the score.
 MAX_COMPONENTS = 64
@@ -87,8 +89,6 @@ INTERVAL_PATH_STEPS = 1
 #: Folds of the cross-validation that chooses the penalty.
 CV_FOLDS = 2
 NEWTON_TOL = 1e-6
-#: Widest design whose weighted Gram matrix is a general (not symmetric) product (:func:`_weighted_gram`).
-GEMM_MAX_COLUMNS = 40
 #: Scores whose spread is at most this (relative) count as constant.
 CONSTANT_TOL = 1e-12
 
@@ -138,57 +138,14 @@ class ProbabilityModel:
         return self.probability(self.score(features))
 
 
-def _solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``matrix^-1 rhs`` for a symmetric positive definite matrix (LAPACK posv: Cholesky, little call overhead)."""
-    _, x, info = lapack.dposv(matrix, rhs)
-    if info != 0:
-        return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
-    return x
-
-
 def _newton_logistic(Z: np.ndarray, Zt: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray,
                      steps: int = NEWTON_STEPS) -> np.ndarray:
-    r"""Penalised logistic regression (column 0 of Z the unpenalised intercept) by Newton's method from ``beta``.
+    """Penalised logistic regression by Newton's method from ``beta`` (``Zt``: ``Z`` transposed, C-contiguous).
 
-    ``Zt`` is ``Z`` transposed, also C-contiguous. Each step, with
-    :math:`p = \sigma(Z\beta)`, :math:`W = \operatorname{diag}(p(1 - p))` and
-    :math:`\Lambda = \operatorname{diag}(0, \lambda, \dots, \lambda)`, solves
-
-    .. math:: (Z^\top W Z + \Lambda + 10^{-12} I)\,\delta = Z^\top (p - y) + \Lambda \beta
-
-    by Cholesky (the :math:`10^{-12}` keeps the matrix positive definite) and
-    sets :math:`\beta \leftarrow \beta - \delta`. At most ``steps`` steps
-    (fewer once a step is below :data:`NEWTON_TOL`, relative).
+    At most ``steps`` steps, fewer once a step is below :data:`NEWTON_TOL`
+    (relative); the step is :func:`csvm_stats.probability.logistic_kernels.newton_logistic`'s.
     """
-    ridge = np.full(Z.shape[1], lam)
-    ridge[0] = 0.0
-    diagonal = ridge + 1e-12
-    every_diagonal_entry = slice(None, None, Z.shape[1] + 1)
-    for k in range(1, steps + 1):
-        p = _sigmoid(Z @ beta)
-        hessian = _weighted_gram(Z, Zt, p * (1.0 - p))
-        hessian.flat[every_diagonal_entry] += diagonal
-        step = _solve_spd(hessian, Zt @ (p - y) + ridge * beta)
-        beta = beta - step
-        if k < steps and np.abs(step).max() <= NEWTON_TOL * max(1.0, np.abs(beta).max()):
-            break
-    return beta
-
-
-def _weighted_gram(Z: np.ndarray, Zt: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """:math:`Z^\\top W Z` (``Zt`` is ``Z`` transposed, C-contiguous; only the upper triangle is read after).
-
-    Up to :data:`GEMM_MAX_COLUMNS` columns as :math:`(Z^\\top W) Z`, a
-    contiguous scaling and a general product; wider, as the symmetric
-    product of :math:`W^{1/2} Z` with itself (half the flops). One OpenBLAS
-    thread, CPU microseconds of the scaling and product: 31 columns 12 (general)
-    against 20 (symmetric) at 213 rows, 29 against 38 at 569; 65 columns 58
-    against 44 at 284 rows, 113 against 84 at 569.
-    """
-    if Z.shape[1] <= GEMM_MAX_COLUMNS:
-        return (Zt * w) @ Z
-    scaled = Zt * np.sqrt(w)
-    return scaled @ scaled.T
+    return logistic_kernels.newton_logistic(Z, Zt, y, float(lam), beta, steps, NEWTON_TOL)
 
 
 def _folds(y01: np.ndarray) -> list[np.ndarray]:
@@ -261,25 +218,17 @@ def _cross_validated(Z: np.ndarray, y01: np.ndarray, path_steps: int = PATH_STEP
     rows they did not see. Each fold follows the penalty path from the
     largest value down, ``path_steps`` Newton steps per value.
     """
-    n = Z.shape[0]
-    top = _trace(Z)
-    out_of_fold = np.empty((len(PENALTY_GRID), n))
-    fold_betas = []
-    for test in _folds(y01):
-        train = np.ones(n, dtype=bool)
-        train[test] = False
-        Z_train, y_train = np.compress(train, Z, axis=0), y01[train]
-        Zt_train = np.ascontiguousarray(Z_train.T)
-        beta = np.zeros(Z.shape[1])
-        beta[0] = _base_logit(y01)
-        betas = np.empty((len(PENALTY_GRID), Z.shape[1]))  # row g: the fold model at PENALTY_GRID[g]
-        for g, relative in enumerate(PENALTY_GRID):
-            beta = betas[g] = _newton_logistic(Z_train, Zt_train, y_train, relative * top, beta, path_steps)
-        out_of_fold[:, test] = betas @ Z[test].T
-        fold_betas.append(betas)
+    y01 = np.asarray(y01, dtype=float)
+    fold = np.empty(y01.size, dtype=np.int64)
+    folds = _folds(y01)
+    for j, test in enumerate(folds):
+        fold[test] = j
+    penalties = np.array(PENALTY_GRID) * _trace(Z)
+    fold_betas, out_of_fold = logistic_kernels.penalty_paths(
+        Z, y01, fold, len(folds), penalties, _base_logit(y01), path_steps, NEWTON_TOL)
     losses = np.mean(np.logaddexp(0.0, out_of_fold) - y01 * out_of_fold, axis=1)
     g = int(np.argmin(losses))
-    return np.mean([betas[g] for betas in fold_betas], axis=0), g, out_of_fold[g]
+    return fold_betas[:, g].mean(axis=0), g, out_of_fold[g]
 
 
 def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
@@ -302,7 +251,8 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
     Z = design.matrix(X)
     start, g, out_of_fold = _cross_validated(Z, y01)
     lam = PENALTY_GRID[g] * _trace(Z)
-    v, c = design.coefficients(_newton_logistic(Z, np.ascontiguousarray(Z.T), y01, lam, start))
+    y = np.asarray(y01, dtype=float)
+    v, c = design.coefficients(_newton_logistic(Z, np.ascontiguousarray(Z.T), y, lam, start))
     return v, c, lam, out_of_fold
 
 
@@ -321,22 +271,9 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
         return 0.0, base
     centre, scale = float(s.mean()), float(s.std())
     u = (s - centre) / scale
-    uu = u * u
-    a, b = 1.0, base
-    for _ in range(NEWTON_STEPS):
-        p = _sigmoid(a * u + b)
-        w = p * (1.0 - p)
-        r = p - target
-        g_a, g_b = float(r @ u), float(r.sum())
-        h_aa, h_ab, h_bb = float(w @ uu) + 1e-10, float(w @ u), float(w.sum()) + 1e-10
-        det = h_aa * h_bb - h_ab * h_ab
-        step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
-        a, b = a - step_a, b - step_b
-        if max(abs(step_a), abs(step_b)) <= NEWTON_TOL * max(1.0, abs(a), abs(b)):
-            break
-    theta = (a, b)
-    a = theta[0] / scale
-    return float(a), float(theta[1] - a * centre)
+    a_u, b_u = logistic_kernels.platt_newton(u, target, 1.0, base, NEWTON_STEPS, NEWTON_TOL)
+    a = a_u / scale
+    return float(a), float(b_u - a * centre)
 
 
 @one_blas_thread
