@@ -172,8 +172,8 @@ print(pd.DataFrame(errors).T.round(4).to_string())
 # isotonic on 9 of 11 data sets (means over 3 splits; the misses are banknote,
 # 1.09, where one split's isotonic fit is twice as good, and srbct, where the
 # fit has too few held-out points, takes the cross-fitted route and isotonic
-# scores 0); building the model took 12.2% of a linear Wisconsin fit's CPU
-# time and 8.1% of an RBF one's.
+# scores 0); building the model took 8.9% of a linear Wisconsin fit's CPU
+# time and 7.8% of an RBF one's.
 
 # %% [markdown]
 # ## EBB, as published

@@ -62,7 +62,9 @@ Cost: a few Newton steps per grid value (two cross-validations: steps 1 and
 3) on at most :data:`MAX_COMPONENTS` columns (the leading kernel eigen-directions, or for a linear map with more
 columns, its leading principal components), with one BLAS thread
 (:func:`csvm_stats.optimization.blas.one_blas_thread`: spinning BLAS threads
-cost more CPU than these small products).
+cost more CPU than these small products). The Newton iterations, the folds'
+penalty paths and Platt's fit run compiled
+(:mod:`csvm_stats.probability.logistic_kernels`, numba, cached on disk).
 """
 
 from __future__ import annotations
@@ -70,10 +72,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
 
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.blas import one_blas_thread
+from csvm_stats.probability import logistic_kernels
 
 #: Largest number of principal components of phi used by the score.
 MAX_COMPONENTS = 64
@@ -136,37 +138,14 @@ class ProbabilityModel:
         return self.probability(self.score(features))
 
 
-def _solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``matrix^-1 rhs`` for a symmetric positive definite matrix (LAPACK posv: Cholesky, little call overhead)."""
-    _, x, info = lapack.dposv(matrix, rhs)
-    if info != 0:
-        return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
-    return x
+def _newton_logistic(Z: np.ndarray, Zt: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray,
+                     steps: int = NEWTON_STEPS) -> np.ndarray:
+    """Penalised logistic regression by Newton's method from ``beta`` (``Zt``: ``Z`` transposed, C-contiguous).
 
-
-def _newton_logistic(Z: np.ndarray, y: np.ndarray, lam: float, beta: np.ndarray, steps: int = NEWTON_STEPS
-                     ) -> np.ndarray:
-    """Penalised logistic regression (column 0 of Z the unpenalised intercept) by Newton's method from ``beta``.
-
-    At most ``steps`` steps (fewer once a step is below :data:`NEWTON_TOL`, relative).
+    At most ``steps`` steps, fewer once a step is below :data:`NEWTON_TOL`
+    (relative); the step is :func:`csvm_stats.probability.logistic_kernels.newton_logistic`'s.
     """
-    diagonal = np.full(Z.shape[1], lam + 1e-12)
-    diagonal[0] = 1e-12
-    for _ in range(steps):
-        p = _sigmoid(Z @ beta)
-        hessian = _weighted_gram(Z, p * (1.0 - p))
-        hessian.flat[:: hessian.shape[0] + 1] += diagonal
-        step = _solve_spd(hessian, Z.T @ (p - y) + (diagonal - 1e-12) * beta)
-        beta = beta - step
-        if np.abs(step).max() <= NEWTON_TOL * max(1.0, np.abs(beta).max()):
-            break
-    return beta
-
-
-def _weighted_gram(Z: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """:math:`Z^\\top W Z` as :math:`(W^{1/2} Z)^\\top (W^{1/2} Z)` (numpy then uses the symmetric product)."""
-    scaled = Z * np.sqrt(w)[:, None]
-    return scaled.T @ scaled
+    return logistic_kernels.newton_logistic(Z, Zt, y, float(lam), beta, steps, NEWTON_TOL)
 
 
 def _folds(y01: np.ndarray) -> list[np.ndarray]:
@@ -239,25 +218,17 @@ def _cross_validated(Z: np.ndarray, y01: np.ndarray, path_steps: int = PATH_STEP
     rows they did not see. Each fold follows the penalty path from the
     largest value down, ``path_steps`` Newton steps per value.
     """
-    n = Z.shape[0]
-    top = _trace(Z)
-    out_of_fold = np.empty((len(PENALTY_GRID), n))
-    fold_betas = []
-    for test in _folds(y01):
-        train = np.ones(n, dtype=bool)
-        train[test] = False
-        Z_train, y_train = Z[train], y01[train]
-        beta = np.zeros(Z.shape[1])
-        beta[0] = _base_logit(y01)
-        betas = []
-        for g, relative in enumerate(PENALTY_GRID):
-            beta = _newton_logistic(Z_train, y_train, relative * top, beta, path_steps)
-            out_of_fold[g, test] = Z[test] @ beta
-            betas.append(beta)
-        fold_betas.append(betas)
+    y01 = np.asarray(y01, dtype=float)
+    fold = np.empty(y01.size, dtype=np.int64)
+    folds = _folds(y01)
+    for j, test in enumerate(folds):
+        fold[test] = j
+    penalties = np.array(PENALTY_GRID) * _trace(Z)
+    fold_betas, out_of_fold = logistic_kernels.penalty_paths(
+        Z, y01, fold, len(folds), penalties, _base_logit(y01), path_steps, NEWTON_TOL)
     losses = np.mean(np.logaddexp(0.0, out_of_fold) - y01 * out_of_fold, axis=1)
     g = int(np.argmin(losses))
-    return np.mean([betas[g] for betas in fold_betas], axis=0), g, out_of_fold[g]
+    return fold_betas[:, g].mean(axis=0), g, out_of_fold[g]
 
 
 def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
@@ -280,7 +251,8 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
     Z = design.matrix(X)
     start, g, out_of_fold = _cross_validated(Z, y01)
     lam = PENALTY_GRID[g] * _trace(Z)
-    v, c = design.coefficients(_newton_logistic(Z, y01, lam, start))
+    y = np.asarray(y01, dtype=float)
+    v, c = design.coefficients(_newton_logistic(Z, np.ascontiguousarray(Z.T), y, lam, start))
     return v, c, lam, out_of_fold
 
 
@@ -299,21 +271,9 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
         return 0.0, base
     centre, scale = float(s.mean()), float(s.std())
     u = (s - centre) / scale
-    a, b = 1.0, base
-    for _ in range(NEWTON_STEPS):
-        p = _sigmoid(a * u + b)
-        w = p * (1.0 - p)
-        r = p - target
-        g_a, g_b = float(r @ u), float(r.sum())
-        h_aa, h_ab, h_bb = float(w @ (u * u)) + 1e-10, float(w @ u), float(w.sum()) + 1e-10
-        det = h_aa * h_bb - h_ab * h_ab
-        step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
-        a, b = a - step_a, b - step_b
-        if max(abs(step_a), abs(step_b)) <= NEWTON_TOL * max(1.0, abs(a), abs(b)):
-            break
-    theta = (a, b)
-    a = theta[0] / scale
-    return float(a), float(theta[1] - a * centre)
+    a_u, b_u = logistic_kernels.platt_newton(u, target, 1.0, base, NEWTON_STEPS, NEWTON_TOL)
+    a = a_u / scale
+    return float(a), float(b_u - a * centre)
 
 
 @one_blas_thread
@@ -350,7 +310,7 @@ def fit_probability_model(
     Z = design.matrix(X_all)
     start, g, out_of_fold = _cross_validated(Z, y_all)
     lam = PENALTY_GRID[g] * _trace(Z)
-    beta = _newton_logistic(Z, y_all, lam, start)
+    beta = _newton_logistic(Z, np.ascontiguousarray(Z.T), y_all, lam, start)
     a, b = fit_sigmoid(out_of_fold, y_all)
     design_ij = _Design.of(X, ordered)  # centring, directions and penalty scale from I u J too: nothing of H
     Z_ij = design_ij.matrix(X)
