@@ -273,6 +273,38 @@ def test_auto_falls_back_to_scip_on_any_backend_failure_with_a_warning(wisconsin
     assert "after bnb, gurobi failed" in fit.record.choice
 
 
+def test_auto_moves_on_when_bnb_ends_early_without_a_proof_and_passes_on_the_time_left(wisconsin, monkeypatch):
+    """bnb ending before its limit with no classifier and no proof (UNRESOLVED_END) is no answer: auto warns and
+    gives the next backend the rest of the limit; the error names the early end, never a reached time limit."""
+    from csvm_stats.optimization.engine import raise_for_status
+    from csvm_stats.optimization.solvers.base import UNRESOLVED_END
+
+    def unresolved(self, problem, options):
+        return solvers.Solution(solvers.SolveRecord(Status.NO_SOLUTION, np.nan, np.nan, np.inf, 3.0, 2.0, 7, "bnb",
+                                                    "", "branch-and-bound", "", reason=UNRESOLVED_END))
+
+    seen = []
+
+    def scip(self, problem, options):
+        seen.append(options)
+        return solvers.Solution(solvers.SolveRecord(Status.INFEASIBLE, np.nan, np.nan, np.inf, 0.1, 0.1, 1, "scip",
+                                                    "", "MIQP", "proven"))
+
+    monkeypatch.setattr(solvers, "_auto_chain", lambda problem: [("bnb", "ours"), ("scip", "the default")])
+    monkeypatch.setattr(solvers.BnbBackend, "solve", unresolved)
+    monkeypatch.setattr(solvers.ScipBackend, "solve", scip)
+    Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
+    problem = build_primal(Xi, yi, Xj, yj, C=1.0, min_counts={"tpr": 10}, big_m=None,
+                           sample_weight=np.ones(len(yi))).miqp
+    with pytest.warns(SolverFallbackWarning, match="search ended before the time limit without a classifier"):
+        solution = solvers.solve(problem, "auto", SolverOptions(time_limit=10.0, clock="cpu"))
+    assert solution.record.backend == "scip" and "after bnb failed" in solution.record.choice
+    assert seen[0].time_limit == pytest.approx(8.0)  # 10 CPU-s less the 2 bnb spent
+    with pytest.raises(NoSolutionError, match="without proving that none exists") as caught:
+        raise_for_status(unresolved(None, problem, None).record, "TPR >= 10", "linear kernel", "relax a target")
+    assert "time limit" not in str(caught.value).replace("before the time limit", "")
+
+
 def test_auto_chooses_bnb_for_the_exact_csvm_and_records_why(wisconsin):
     Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
     fit = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, solver="auto")

@@ -67,6 +67,7 @@ from csvm_stats.optimization.problem import (
     with_cardinality,
 )
 from csvm_stats.optimization.solvers import SolverOptions, Status, solve
+from csvm_stats.optimization.solvers.base import UNRESOLVED_END
 from csvm_stats.preprocessing.validation import check_choice, check_integer
 from csvm_stats.optimization.warmstart import shifted_intercept_start, svm_reference
 
@@ -125,6 +126,9 @@ def _raise_for(record, what: str) -> None:
     if record.status is Status.INFEASIBLE:
         why = f": {record.reason}" if record.reason else "; relax a target or raise C"
         raise InfeasibleConstraintsError(f"no {what} meets the rate constraints{why}.")
+    if record.status is Status.NO_SOLUTION and record.reason == UNRESOLVED_END:
+        raise NoSolutionError(f"the {record.backend} solver found no solution of the {what} in {record.wall_time:.1f} s "
+                              f"({record.cpu_time:.1f} CPU-s): {record.reason}. Try solver='scip', or relax a target.")
     if record.status is Status.NO_SOLUTION:
         where = f", during the {record.limit_phase}" if record.limit_phase else ""
         limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock

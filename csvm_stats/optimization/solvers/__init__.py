@@ -23,7 +23,9 @@ from functools import cache
 
 from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
 from csvm_stats.optimization.problem import MIQP
-from csvm_stats.optimization.solvers.base import Backend, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import (
+    UNRESOLVED_END, Backend, Solution, SolveRecord, SolverOptions, Status,
+)
 from csvm_stats.optimization.solvers.bnb import BnbBackend  # noqa: F401  (re-exported: tests patch the two-class search here)
 from csvm_stats.optimization.solvers.bnb_backend import BranchAndBound
 from csvm_stats.optimization.solvers.gurobi import MIQP_VARIABLES, GurobiBackend, outer_approximation_first
@@ -150,8 +152,11 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
 
     ``"auto"`` tries the backends of :func:`_auto_chain` in order and moves to
     the next one, with a :class:`SolverFallbackWarning` naming the failed
-    backend and its error, whenever a backend raises or reports
-    :attr:`Status.ERROR`; only the last backend's failure reaches the caller.
+    backend and its error, whenever a backend raises, reports
+    :attr:`Status.ERROR`, or ends before its limit with no classifier and no
+    proof that none exists (``reason`` :data:`~csvm_stats.optimization.solvers.base.UNRESOLVED_END`);
+    each next backend gets the time the previous ones left. Only the last
+    backend's failure reaches the caller.
     An interrupted solve (Ctrl-C) raises ``KeyboardInterrupt`` from every route.
     """
     options = options or SolverOptions()
@@ -173,9 +178,13 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
                 _size_limited_licence.append(True)
             reason = f"{type(err).__name__}: {err}"
         else:
-            if solution.record.status is not Status.ERROR:
+            record = solution.record
+            unresolved = record.status is Status.NO_SOLUTION and record.reason == UNRESOLVED_END
+            if record.status is not Status.ERROR and not unresolved:
                 return _chosen(solution, name, why, failed)
-            reason = f"status error: {solution.record.message}"
+            reason = record.reason if unresolved else f"status error: {record.message}"
+            spent = record.cpu_time if options.clock == "cpu" else record.wall_time
+            options = replace(options, time_limit=max(options.time_limit - spent, 0.0))
         failed.append(name)
         warnings.warn(
             f"solver='auto': the {_LABELS.get(name, name)} backend failed ({reason}). "

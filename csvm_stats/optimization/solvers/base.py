@@ -42,6 +42,11 @@ class Status(str, enum.Enum):
 #: ``mip_gap`` because some node relaxations did not converge (status TIME_LIMIT: the best rule is kept).
 UNCONVERGED_END = ("the search ended before the time limit with the gap open (node relaxations did not converge "
                    "to the gap)")
+#: The record's ``reason`` when a branch-and-bound search ends before its time limit with no classifier and
+#: without proving that none exists (status NO_SOLUTION): some node relaxations were not solved to the
+#: accuracy a proof needs. ``solver="auto"`` then tries the next backend with the time that is left.
+UNRESOLVED_END = ("the search ended before the time limit without a classifier and without proving that none "
+                  "exists (node relaxations were not solved to the accuracy a proof needs)")
 
 @dataclass(frozen=True)
 class SolverOptions:

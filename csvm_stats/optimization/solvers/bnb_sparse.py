@@ -54,7 +54,7 @@ from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.perspective import RELAX_TOL, Features, PerspectiveRelaxation, child_bounds, dual_bound
 from csvm_stats.optimization.problem import MIQP, CardinalityData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import UNCONVERGED_END, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import UNCONVERGED_END, UNRESOLVED_END, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import MARGIN_TOL, BnbBackend, _sigint_sets_flag
 
 NODE_ROUNDS = 30  # block-coordinate passes of a node's relaxation
@@ -385,11 +385,11 @@ class SparseBnbBackend:
         x = None if search.best is None else self._vector(problem, search.best)
         if status is Status.TIME_LIMIT and x is None:
             status = Status.NO_SOLUTION
+        reason = ""
         if status is Status.OPTIMAL and x is None:
-            status = Status.NO_SOLUTION if search.unresolved else Status.INFEASIBLE
+            status, reason = (Status.NO_SOLUTION, UNRESOLVED_END) if search.unresolved else (Status.INFEASIBLE, "")
         bound = search.lower_bound() if x is not None else math.nan
         objective = problem.objective(x) if x is not None else math.nan
-        reason = ""
         if status is Status.OPTIMAL and relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9):
             # a node closed without a converged relaxation left the gap open: not proven optimal, as at the
             # limit (TIME_LIMIT: the incumbent is kept), but the limit did not stop it
