@@ -450,3 +450,24 @@ def test_auto_skips_gurobi_outer_approximation_for_cardinality_forms(wisconsin, 
     if not gurobi_tried:
         assert "perspective cones" in chain[-1][1]
     assert "gurobi" in [name for name, _ in solvers._auto_chain(dataclasses.replace(miqp, csvm=None))]
+
+
+@pytest.mark.parametrize(
+    ("status", "found", "unresolved", "gap_open", "expected"),
+    [
+        (Status.TIME_LIMIT, False, False, False, (Status.NO_SOLUTION, "")),
+        (Status.OPTIMAL, False, False, False, (Status.INFEASIBLE, "proof")),
+        (Status.OPTIMAL, False, True, True, (Status.NO_SOLUTION, "unresolved")),
+        (Status.OPTIMAL, True, True, True, (Status.TIME_LIMIT, "unconverged")),
+        (Status.OPTIMAL, True, False, False, (Status.OPTIMAL, "")),
+        (Status.TIME_LIMIT, True, False, True, (Status.TIME_LIMIT, "")),
+        (Status.INTERRUPTED, True, False, True, (Status.INTERRUPTED, "")),
+    ],
+)
+def test_search_end_names_every_way_a_search_stops(status, found, unresolved, gap_open, expected):
+    from csvm_stats.optimization.solvers.base import UNCONVERGED_END, UNRESOLVED_END, search_end
+
+    reasons = {"": "", "proof": "no rule meets the counts", "unresolved": UNRESOLVED_END,
+               "unconverged": UNCONVERGED_END}
+    assert search_end(status, found, unresolved, gap_open, "no rule meets the counts") == (
+        expected[0], reasons[expected[1]])

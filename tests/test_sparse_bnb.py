@@ -24,7 +24,7 @@ from csvm_stats.optimization.perspective import (
 )
 from csvm_stats.optimization.problem import build_primal, with_cardinality
 from csvm_stats.optimization.solvers import SolverOptions, Status, _auto_chain, solve
-from csvm_stats.optimization.solvers.bnb_sparse import UNCONVERGED_END
+from csvm_stats.optimization.solvers.base import UNCONVERGED_END
 from csvm_stats.sparse.model import fit_cardinality_csvm
 
 TIGHT = SolverOptions(mip_gap=1e-7, feasibility_tol=1e-7)

@@ -48,6 +48,28 @@ UNCONVERGED_END = ("the search ended before the time limit with the gap open (no
 UNRESOLVED_END = ("the search ended before the time limit without a classifier and without proving that none "
                   "exists (node relaxations were not solved to the accuracy a proof needs)")
 
+
+def search_end(status: Status, found: bool, unresolved: bool, gap_open: bool,
+               infeasible_reason: str = "") -> tuple[Status, str]:
+    """The status and ``reason`` a branch-and-bound search reports when it ends.
+
+    ``status`` is what the search loop returned, ``found`` whether it holds a
+    classifier, ``unresolved`` whether a node was closed without a relaxation
+    accurate enough to prove anything, ``gap_open`` whether the gap is still
+    above ``mip_gap`` at a normal end. At the limit with nothing found: NO_SOLUTION.
+    An exhausted search with nothing found: INFEASIBLE (``infeasible_reason``),
+    or NO_SOLUTION with :data:`UNRESOLVED_END` when a node was unresolved (no
+    proof). An early end with a classifier and the gap open: TIME_LIMIT (the
+    classifier is kept, as at the limit) with :data:`UNCONVERGED_END`.
+    """
+    if status is Status.TIME_LIMIT and not found:
+        return Status.NO_SOLUTION, ""
+    if status is Status.OPTIMAL and not found:
+        return (Status.NO_SOLUTION, UNRESOLVED_END) if unresolved else (Status.INFEASIBLE, infeasible_reason)
+    if status is Status.OPTIMAL and gap_open:
+        return Status.TIME_LIMIT, UNCONVERGED_END
+    return status, ""
+
 @dataclass(frozen=True)
 class SolverOptions:
     """Options every backend honours.

@@ -94,7 +94,7 @@ from scipy.optimize import linprog
 from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import UNCONVERGED_END, UNRESOLVED_END, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb_nodes import _DualStore, _Node, _Nogoods, _Packed, _Relaxation, _scan_requirement
 from csvm_stats.optimization.solvers.bnb_primal import MARGIN_TOL, _PrimalHeuristics
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
@@ -551,16 +551,9 @@ class BnbBackend:
         except KeyboardInterrupt:
             status = Status.INTERRUPTED
         x = None if search.best is None else self._vector(problem, search.best)
-        if status is Status.TIME_LIMIT and x is None:
-            status = Status.NO_SOLUTION
-        reason = ""
-        if status is Status.OPTIMAL and x is None:
-            status, reason = ((Status.NO_SOLUTION, UNRESOLVED_END) if search.unresolved
-                              else (Status.INFEASIBLE, search.reason))
+        # a leaf whose relaxation did not converge (or close) left open: no proof, but not a time limit
+        status, reason = search_end(status, x is not None, search.unresolved, search.unresolved, search.reason)
         bound = search.lower_bound() if x is not None else math.nan
-        if status is Status.OPTIMAL and search.unresolved:
-            # a leaf whose relaxation did not converge (or close) was left open: not a time limit
-            status, reason = Status.TIME_LIMIT, UNCONVERGED_END
         objective = problem.objective(x) if x is not None else math.nan
         wall, cpu = watch.elapsed()
         record = SolveRecord(

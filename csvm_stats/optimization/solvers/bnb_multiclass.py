@@ -56,7 +56,7 @@ import numpy as np
 from csvm_stats.multiclass.warmstart import class_margins, shifted_start
 from csvm_stats.optimization.problem import MIQP, MulticlassData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import UNCONVERGED_END, UNRESOLVED_END, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
@@ -313,15 +313,9 @@ class MulticlassBnb:
         except KeyboardInterrupt:
             status = Status.INTERRUPTED
         x = None if search.best is None else search.best[1]
-        if status is Status.TIME_LIMIT and x is None:
-            status = Status.NO_SOLUTION
         exhausted = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
-        reason = ""
-        if status is Status.OPTIMAL and x is None:
-            status, reason = ((Status.NO_SOLUTION, UNRESOLVED_END) if search.unresolved
-                              else (Status.INFEASIBLE, exhausted))
-        if status is Status.OPTIMAL and search.unresolved:
-            status, reason = Status.TIME_LIMIT, UNCONVERGED_END  # a node was left open: optimality is not proven
+        # a node left open without an accurate relaxation: nothing proven, but the limit did not stop it
+        status, reason = search_end(status, x is not None, search.unresolved, search.unresolved, exhausted)
         objective = problem.objective(x) if x is not None else math.nan
         bound = search.lower_bound() if x is not None else math.nan
         wall, cpu = watch.elapsed()

@@ -54,7 +54,7 @@ from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.perspective import RELAX_TOL, Features, PerspectiveRelaxation, child_bounds, dual_bound
 from csvm_stats.optimization.problem import MIQP, CardinalityData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import UNCONVERGED_END, UNRESOLVED_END, Solution, SolveRecord, SolverOptions, Status
+from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import MARGIN_TOL, BnbBackend, _sigint_sets_flag
 
 NODE_ROUNDS = 30  # block-coordinate passes of a node's relaxation
@@ -383,17 +383,11 @@ class SparseBnbBackend:
         except KeyboardInterrupt:
             status = Status.INTERRUPTED
         x = None if search.best is None else self._vector(problem, search.best)
-        if status is Status.TIME_LIMIT and x is None:
-            status = Status.NO_SOLUTION
-        reason = ""
-        if status is Status.OPTIMAL and x is None:
-            status, reason = (Status.NO_SOLUTION, UNRESOLVED_END) if search.unresolved else (Status.INFEASIBLE, "")
         bound = search.lower_bound() if x is not None else math.nan
         objective = problem.objective(x) if x is not None else math.nan
-        if status is Status.OPTIMAL and relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9):
-            # a node closed without a converged relaxation left the gap open: not proven optimal, as at the
-            # limit (TIME_LIMIT: the incumbent is kept), but the limit did not stop it
-            status, reason = Status.TIME_LIMIT, UNCONVERGED_END
+        # a node closed without a converged relaxation can leave the gap open at a normal end
+        gap_open = x is not None and relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9)
+        status, reason = search_end(status, x is not None, search.unresolved, gap_open)
         wall, cpu = watch.elapsed()
         record = SolveRecord(
             status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
