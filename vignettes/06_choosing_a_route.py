@@ -139,7 +139,8 @@ ax.set(yticks=range(len(summary)), yticklabels=summary.index, xlabel="held-out T
 #   Neyman-Pearson route can only shift given scores. On the benchmark's two
 #   multiclass settings (`benchmarks/results/routes.md`) that did not pay:
 #   on car gradient boosting's route was far ahead, and with five Gaussian
-#   classes the default CSVM found no rule meeting its margin on J at all.
+#   classes the default CSVM found no rule meeting its margin on J in 9 of
+#   10 splits.
 # * On the benchmark's 32 two-class settings a Neyman-Pearson route had the
 #   best other rate in 31 (the other a tie); the CSVM in guarantee mode was
 #   within two standard errors in 11 and never clearly ahead.
