@@ -457,6 +457,7 @@ def test_auto_skips_gurobi_outer_approximation_for_cardinality_forms(wisconsin, 
     [
         (Status.TIME_LIMIT, False, False, False, (Status.NO_SOLUTION, "")),
         (Status.OPTIMAL, False, False, False, (Status.INFEASIBLE, "proof")),
+        (Status.INFEASIBLE, False, False, False, (Status.INFEASIBLE, "proof")),
         (Status.OPTIMAL, False, True, True, (Status.NO_SOLUTION, "unresolved")),
         (Status.OPTIMAL, True, True, True, (Status.TIME_LIMIT, "unconverged")),
         (Status.OPTIMAL, True, False, False, (Status.OPTIMAL, "")),

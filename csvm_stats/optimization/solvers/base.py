@@ -57,13 +57,16 @@ def search_end(status: Status, found: bool, unresolved: bool, gap_open: bool,
     classifier, ``unresolved`` whether a node was closed without a relaxation
     accurate enough to prove anything, ``gap_open`` whether the gap is still
     above ``mip_gap`` at a normal end. At the limit with nothing found: NO_SOLUTION.
-    An exhausted search with nothing found: INFEASIBLE (``infeasible_reason``),
+    A search that proved infeasibility itself, or an exhausted search with
+    nothing found: INFEASIBLE (``infeasible_reason``),
     or NO_SOLUTION with :data:`UNRESOLVED_END` when a node was unresolved (no
     proof). An early end with a classifier and the gap open: TIME_LIMIT (the
     classifier is kept, as at the limit) with :data:`UNCONVERGED_END`.
     """
     if status is Status.TIME_LIMIT and not found:
         return Status.NO_SOLUTION, ""
+    if status is Status.INFEASIBLE:  # proven before or during the search (e.g. the counting certificate)
+        return status, infeasible_reason
     if status is Status.OPTIMAL and not found:
         return (Status.NO_SOLUTION, UNRESOLVED_END) if unresolved else (Status.INFEASIBLE, infeasible_reason)
     if status is Status.OPTIMAL and gap_open:
