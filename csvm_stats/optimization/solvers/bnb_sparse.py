@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog
 
-from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.perspective import RELAX_TOL, Features, PerspectiveRelaxation, child_bounds, dual_bound
 from csvm_stats.optimization.problem import MIQP, CardinalityData
@@ -357,24 +356,15 @@ def _one(p: int, f: int) -> np.ndarray:
 
 
 class SparseBnbBackend:
-    """``"bnb"``: the cardinality search (module docstring) on :attr:`MIQP.cardinality`, else
-    :class:`~csvm_stats.optimization.solvers.bnb.BnbBackend` (the exact CSVM over anchor points)."""
+    """The cardinality search (module docstring) on :attr:`MIQP.cardinality`; backend ``"bnb"``
+    (:mod:`~csvm_stats.optimization.solvers.bnb_backend`) hands it those models."""
 
     name = "bnb"
-
-    def available(self) -> bool:
-        return True
 
     def version(self) -> str:
         return BnbBackend().version()
 
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
-        if problem.cardinality is None:
-            if problem.perspective is not None:
-                raise SolverError("the bnb backend searches over features only for the two-class cardinality CSVM "
-                                  "in its exact L2 primal form (big_m=None); this model (a multiclass gene list, or "
-                                  "a big-M form) needs solver='scip' or solver='auto'.")
-            return BnbBackend().solve(problem, options)
         watch = Stopwatch()
         search = _Search(problem.cardinality, problem, options, watch)
         try:
