@@ -21,8 +21,8 @@ from csvm_stats.models.neyman_pearson import NeymanPearson
 @parametrize_with_checks(
     [NeymanPearsonClassifier(LogisticRegression(), tpr_min=0.7, alpha=0.5, fractions=(0.3, 0.2, 0.5), random_state=0)],
     expected_failed_checks=lambda est: {
-        # Venn-Abers probabilities are monotone in the decision value, so predict (decision >= 0) is the
-        # threshold results_.probability_threshold on them, which is not 1/2: argmax(predict_proba) differs.
+        # P is Platt's sigmoid of the decision value, increasing in it, so predict (decision >= 0) is the
+        # threshold results_.probability_threshold on P, which is not 1/2: argmax(predict_proba) differs.
         "check_classifiers_train": "predict is P >= results_.probability_threshold, not argmax(predict_proba)",
         # 10 rows: 5 held-out rows cannot certify a TPR by the order statistic; the error names the smallest n.
         "check_fit2d_1feature": "10 rows are too few for the held-out order statistic (a DataError names the n needed)",
@@ -82,6 +82,39 @@ def test_predict_probabilities_and_formula_newdata(cancer):
     order = np.argsort(f.to_numpy())
     assert np.all(np.diff(p.to_numpy()[order]) >= -1e-12)  # monotone in the decision value
     assert res.calibration.method == "held-out"
+
+
+@pytest.mark.parametrize("fractions", [None, (0.6, 0.385, 0.015)])  # H of 3000 x 0.015 = 45 < 50: cross-fitted
+def test_point_probability_is_platt_sigmoid_without_base_rate_bias(fractions):
+    """P = sigma(a f + b) fitted on the calibration pairs (H, or cross-fitted when H is small): increasing in f,
+    the rule is P >= threshold, and the mean of P on the pairs is their base rate (no merge bias at 10%)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = rng.normal(size=(n, 3))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(1.5 * X[:, 0] - X[:, 1] - 3.0)))).astype(int)  # about 10% positive
+    kwargs = {} if fractions is None else {"fractions": fractions}
+    clf = NeymanPearsonClassifier("logistic", tnr_min=0.9, random_state=0, **kwargs).fit(X, y)
+    res = clf.results_
+    cal = res.calibration
+    assert cal.method == ("held-out" if fractions is None else "cross-fitted")
+    a, b = cal.sigmoid
+    f = res.decision_function().to_numpy()
+    p = res.predict_proba().to_numpy()
+    np.testing.assert_allclose(p, 1 / (1 + np.exp(-(a * f + b))), rtol=1e-12)
+    assert a > 0 and cal.is_threshold_rule
+    assert res.probability_threshold == pytest.approx(1 / (1 + np.exp(-b)))
+    called = res.predict().to_numpy() == 1
+    assert np.array_equal(called, p >= res.probability_threshold)
+    H = res.split.holdout
+    pairs = f[H] if fractions is None else None
+    if pairs is not None:  # the intercept equation: mean P on H = the smoothed base rate of H
+        yh = y[H]
+        k, m = yh.sum(), yh.size
+        smoothed = (k * (k + 1) / (k + 2) + (m - k) / (m - k + 2)) / m
+        assert p[H].mean() == pytest.approx(smoothed, abs=1e-6)
+    assert abs(p.mean() - y.mean()) < 0.01
+    text = " ".join(str(res.summary(timing=False)).split())
+    assert f"exactly when P(1) >= {res.probability_threshold:.3g}" in text and "not a confidence interval" in text
 
 
 def test_classifier_wrapper_and_multiclass():

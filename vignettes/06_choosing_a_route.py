@@ -86,7 +86,8 @@ display.figure_.set_size_inches(7, 6)
 # HistGradientBoosting with TPR >= 0.9 (any classifier with
 # `decision_function` or `predict_proba` works; "logistic", "svc" and "hgb"
 # name the built-in learners). `results_` has the same rate table,
-# statements, Venn-Abers probabilities and summary as a CSVM fit, and
+# statements and summary as a CSVM fit, probabilities (Platt's sigmoid of the
+# decision value, with a Venn-Abers interval, on the held-out points), and
 # `sample_roles` says which rows trained and which set the threshold.
 
 # %%

@@ -6,7 +6,10 @@ no pickle: ``load_model`` reads numbers and text, never code):
 
 * two classes, :math:`s(x) = w^\top((x - m)/\sigma) + c`: the rule
   :math:`f(x) = s(x) + b` (b the order-statistic intercept) in the two-class
-  form, with the held-out Venn-Abers calibration;
+  form, with its calibration: the Venn-Abers arrays of f and, as the
+  probability model (``calibration.model``, ``prob_coef``), the score
+  :math:`\eta = f` with Platt's sigmoid (slope a, offset b), so a loaded file
+  gives the route's :math:`P = \sigma(a f + b)` and interval;
 * several classes, :math:`s_k(x) = w_k^\top((x - m)/\sigma) + c_k`: the rule
   "the class of the largest :math:`s_k(x) + t_k`" (:math:`t_k` the common
   shift on the constrained classes, 0 on the others) in the multiclass form
@@ -140,7 +143,10 @@ def save_np_model(results: Any, path: str | Path) -> Path:
                         "folds": calibration.folds},
         "report": np_report(results),
     }
-    arrays |= {"coef": W[0], "va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1}
+    a, b = calibration.sigmoid
+    metadata["calibration"]["model"] = {"intercept": metadata["intercept"], "slope": float(a), "offset": float(b),
+                                        "penalty": 0.0, "n": va.n}
+    arrays |= {"coef": W[0], "va_scores": va.scores, "va_p0": va.p0, "va_p1": va.p1, "prob_coef": W[0]}
     return write_archive(path, metadata, arrays)
 
 

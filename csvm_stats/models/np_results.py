@@ -21,13 +21,21 @@ accuracy mixes the classes whose points set the threshold, so it gets no
 interval. Several classes: :mod:`csvm_stats.multiclass.certification`'s
 statements, with the estimator's scores in place of the CSVM's.
 
-Probabilities: the Venn-Abers predictor of the decision values on H (held-out,
-inductive, when H has :data:`~csvm_stats.probability.fit_calibration.MIN_HOLDOUT`
-points and :data:`~csvm_stats.probability.fit_calibration.MIN_PER_CLASS` of each
-class), else cross-fitted: out-of-fold scores of clones of the estimator on
-stratified folds of :math:`I \cup J` with the held-out scores, calibrated by
-the bagged Venn-Abers predictor, as :mod:`csvm_stats.multiclass.probability`
-does for a CSVM of several classes.
+Probabilities (:class:`~csvm_stats.probability.fit_calibration.Calibration`
+without a model): calibration pairs (decision value, label) are those of H
+(held-out, inductive, when H has
+:data:`~csvm_stats.probability.fit_calibration.MIN_HOLDOUT` points and
+:data:`~csvm_stats.probability.fit_calibration.MIN_PER_CLASS` of each class),
+else cross-fitted: out-of-fold scores of clones of the estimator on stratified
+folds of :math:`I \cup J` with the held-out scores. On those pairs the point
+probability is Platt's sigmoid :math:`P = \sigma(a f + b)` of the decision
+value (maximum likelihood with Platt's smoothed targets; no base-rate bias:
+``benchmarks/np_probabilities.py``), increasing in f when a > 0, so the rule
+is "positive when P >= :math:`\sigma(b)`"; the interval :math:`[p_0, p_1]` is
+the Venn-Abers predictor of the same pairs (bagged on the cross-fitted route,
+as :mod:`csvm_stats.multiclass.probability` does for several classes), valid
+in Venn's sense on the held-out route and not a confidence interval for
+:math:`P(y = 1 \mid x)`.
 """
 
 from __future__ import annotations
@@ -57,11 +65,10 @@ from csvm_stats.models.np_base import NPResultsBase, NPState
 from csvm_stats.models.np_multiclass_results import MulticlassNPResults
 from csvm_stats.probability.fit_calibration import (
     Calibration,
-    RuleCheck,
     check_calibration_sample,
     holdout_is_enough,
 )
-from csvm_stats.probability.venn_abers import VennAbers, bagged, merge
+from csvm_stats.probability.venn_abers import bagged
 
 __all__ = ["BinaryNPResults", "MulticlassNPResults", "NPState"]
 
@@ -152,17 +159,15 @@ class BinaryNPResults(NPResultsBase):
     # ------------------------------------------------------------------ probabilities
     @cached_property
     def calibration(self) -> Calibration:
-        """Venn-Abers on the held-out decision values, else cross-fitted (module docstring)."""
+        """Sigmoid and Venn-Abers of the decision values on H, else cross-fitted (module docstring)."""
         y, H, f = self.model.y, self.split.holdout, self._fitted_decision
         if holdout_is_enough(y[H]):
-            predictor = VennAbers.fit(f[H], y[H])
-            t = predictor.threshold(0.0)
-            return Calibration("held-out", predictor, rule=RuleCheck.of("held-out", predictor.predict(f[H]), f[H] >= 0, t))
+            return Calibration.of_rule_score("held-out", f[H], y[H], "held-out", f[H])
         check_calibration_sample(y, "The data")
         raw, labels, folds = self._cross_fitted_pairs()
-        predictor = bagged(raw + self.intercept, labels)
-        t = predictor.threshold(0.0)
-        return Calibration("cross-fitted", predictor, folds, rule=RuleCheck.of("fitted", predictor.predict(f), f >= 0, t))
+        scores = raw + self.intercept
+        return Calibration.of_rule_score("cross-fitted", scores, labels, "fitted", f, folds,
+                                         predictor=bagged(scores, labels))
 
     @property
     def ready_calibration(self) -> Calibration | None:
@@ -172,7 +177,7 @@ class BinaryNPResults(NPResultsBase):
         return None
 
     def predict_proba(self, newdata: Any = None, *, interval: bool = False) -> pd.Series | pd.DataFrame:
-        """P(y = positive | x) (merged Venn-Abers), or with ``interval=True`` the columns p0, p1, p.
+        """P(y = positive | x) (Platt's sigmoid of the decision value), or with ``interval=True`` the columns p0, p1, p.
 
         Parameters
         ----------
@@ -197,15 +202,15 @@ class BinaryNPResults(NPResultsBase):
         ['p0', 'p1', 'p']
         """
         f = self.decision_function(newdata)
-        p0, p1 = self.calibration.predictor.interval(f.to_numpy())
-        p = merge(p0, p1)
+        p0, p1, p = self.calibration.predict(None, f.to_numpy())
         if interval:
             return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=f.index)
         return pd.Series(p, index=f.index, name=f"P({self.model.coding.positive!r})")
 
     @property
     def probability_threshold(self) -> float:
-        """The probability at decision 0: positive calls have P >= it."""
+        """The probability at decision 0: a point is called positive exactly when its P is at least this (NaN when
+        the fitted sigmoid does not increase with the score; :attr:`calibration` says so)."""
         return self.calibration.threshold
 
     # ------------------------------------------------------------------ rates and statements

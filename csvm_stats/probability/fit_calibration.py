@@ -75,8 +75,9 @@ from csvm_stats.probability.score_model import (
     fit_probability_model,
     fit_score,
     fit_sigmoid,
+    sigmoid,
 )
-from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers, merge
+from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers
 
 
 class CalibratedFit(Protocol):
@@ -145,14 +146,22 @@ class RuleCheck:
 
 @dataclass(frozen=True)
 class Calibration:
-    """How a fit's probabilities were made: the route, the Venn-Abers predictor, the probability model.
+    r"""How a fit's probabilities were made: the route, the Venn-Abers predictor, the point probability.
 
     ``model`` is the :class:`~csvm_stats.probability.score_model.ProbabilityModel`
-    (a two-class CSVM, both routes) and ``predictor`` calibrates its score;
-    with ``model`` None (the Neyman-Pearson route) ``predictor`` calibrates the
-    rule's own score and P is the merge :math:`p_1/(1 - p_0 + p_1)`, monotone
-    in it. ``folds``: the folds behind the out-of-fold calibration scores
-    (cross-fitted route; 0 on the held-out route); ``rule`` the :class:`RuleCheck`.
+    (a two-class CSVM, both routes) and ``predictor`` calibrates its score.
+    With ``model`` None (the Neyman-Pearson route) both calibrate the rule's
+    own decision value f(x) on the same pairs (H, or the cross-fitted
+    out-of-fold pairs): ``predictor`` gives the Venn-Abers interval and
+    ``sigmoid`` = (a, b) the point probability :math:`P = \sigma(a f + b)`,
+    Platt's sigmoid fitted by maximum likelihood on those pairs (its intercept
+    equation makes the mean of P on them their smoothed base rate, so there is
+    no base-rate bias; the merge :math:`p_1/(1 - p_0 + p_1)` used before leaned
+    high at low prevalence, ``benchmarks/np_probabilities.py``). With a > 0, P
+    is increasing in f and the rule is the threshold "positive when P >= t",
+    t = :math:`\sigma(b)`. ``folds``: the folds behind the out-of-fold
+    calibration scores (cross-fitted route; 0 on the held-out route); ``rule``
+    the :class:`RuleCheck`.
     """
 
     method: str
@@ -160,21 +169,48 @@ class Calibration:
     folds: int = 0
     model: ProbabilityModel | None = None
     rule: RuleCheck | None = None
+    sigmoid: tuple[float, float] | None = None
+
+    @classmethod
+    def of_rule_score(
+        cls, method: str, scores: np.ndarray, labels: np.ndarray, sample: str, decision: np.ndarray, folds: int = 0,
+        *, predictor: VennAbers | None = None,
+    ) -> Calibration:
+        r"""The calibration of a rule's own score f (no ``model``): Venn-Abers and Platt's sigmoid on the pairs
+        ``(scores, labels)`` (labels -1/+1 or 0/1); the :class:`RuleCheck` on ``sample``'s decision values
+        ``decision``. ``predictor`` replaces the plain Venn-Abers fit (e.g. a bagged one)."""
+        y01 = (np.asarray(labels) > 0).astype(float)
+        va = VennAbers.fit(scores, y01) if predictor is None else predictor
+        plain = cls(method, va, folds, sigmoid=fit_sigmoid(scores, y01))
+        rule = RuleCheck.of(sample, plain.point(decision), decision >= 0, plain.threshold)
+        return cls(method, va, folds, rule=rule, sigmoid=plain.sigmoid)
+
+    def point(self, decision: np.ndarray) -> np.ndarray:
+        r"""The point probability :math:`\sigma(a f + b)` of decision values f (a rule's own score; no ``model``)."""
+        if self.sigmoid is None:
+            raise ValueError("this calibration has a probability model; use predict with feature-map rows")
+        a, b = self.sigmoid
+        return sigmoid(a * np.asarray(decision, dtype=float) + b)
 
     def predict(self, features: np.ndarray, decision: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(p0, p1, p)`` of points given by their feature-map rows and decision values f(x)."""
         if self.model is None:
             p0, p1 = self.predictor.interval(decision)
-            return p0, p1, merge(p0, p1)
+            return p0, p1, self.point(decision)
         p0, p1 = self.predictor.interval(self.model.interval_score(features))
         return p0, p1, self.model.predict(features)
 
     @property
+    def is_threshold_rule(self) -> bool:
+        """True when P is an increasing function of f (no ``model`` and a sigmoid slope a > 0)."""
+        return self.model is None and self.sigmoid is not None and self.sigmoid[0] > 0
+
+    @property
     def threshold(self) -> float:
-        """The probability at f(x) = 0 when P is monotone in f (no ``model``); NaN otherwise."""
-        if self.model is not None:
+        """The probability at f(x) = 0 when P is increasing in f (:attr:`is_threshold_rule`); NaN otherwise."""
+        if not self.is_threshold_rule:
             return float("nan")
-        return self.predictor.threshold(0.0)
+        return float(self.point(np.zeros(1))[0])
 
     def _interval_words(self) -> str:
         if self.method == "held-out":
@@ -189,43 +225,48 @@ class Calibration:
                     f"({va.n_positive} positive)")
         if self.model is not None:
             return f"logistic model, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
-        if self.method == "held-out":  # the rule's own score calibrated on H (e.g. the Neyman-Pearson route)
-            return f"Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
-        return (f"Venn-Abers, cross-fitted ({va.n} points, {self.folds} refits, {DEFAULT_BAGS} bootstrap averages, "
-                f"{va.n_positive} positive)")
+        if self.method == "held-out":  # the rule's own score calibrated on H (the Neyman-Pearson route)
+            return f"sigmoid and Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
+        return (f"sigmoid and Venn-Abers of the score, cross-fitted ({va.n} points, {self.folds} refits, "
+                f"{DEFAULT_BAGS} bootstrap averages, {va.n_positive} positive)")
 
     def rule_line(self, positive: str) -> str:
         """The class rule on the probability scale, in a few words (the summary's table)."""
         r = self.rule
-        if self.model is not None:
-            return f"not a threshold on P; differs from P >= 1/2 on {r.disagree} of {r.n} {r.sample} points"
-        return f"{positive} when P > {r.threshold:.3g}; P = {r.threshold:.3g} ({r.ties} of {r.n} points) either way"
+        if self.is_threshold_rule:
+            return f"{positive} when P >= {r.threshold:.3g} (P increases with the score)"
+        return f"not a threshold on P; differs from P >= 1/2 on {r.disagree} of {r.n} {r.sample} points"
 
     def rule_statement(self, positive: str) -> str:
         """The class rule on the probability scale, in words (module docstring); true of the fit's points."""
         r = self.rule
-        if self.model is not None:
-            def called(what: str, span: tuple[float, float]) -> str:
-                if np.isnan(span[0]):
-                    return f"no point {what}"
-                return f"{what} points with P from {span[0]:.3g} to {span[1]:.3g}"
-
+        interval = (
+            f"[p0, p1] is a Venn-Abers interval ({self._interval_words()}): one of p0, p1 is a calibrated "
+            "probability (among points given that value the share of positives equals it); it is not a confidence "
+            "interval for the true P(y | x)"
+        )
+        if self.is_threshold_rule:
             return (
-                f"The probabilities come from a logistic model fitted beside the rule, so the rule f(x) >= 0 is not "
-                f"a threshold on P({positive}): on the {r.n} {r.sample} points it called "
-                f"{called(positive, r.positive_range)} and {called('the other', r.negative_range)}, and it differs "
-                f"from the more probable class (P >= 1/2) on {r.disagree} of them. [p0, p1] is a Venn-Abers interval "
-                f"({self._interval_words()}): "
-                "one of p0, p1 is a calibrated probability (among points given that value the share of positives "
-                "equals it); it is not a confidence interval for the true P(y | x)"
+                f"This classifier's probability is Platt's sigmoid of its score f(x), fitted on the "
+                f"{self.predictor.n} calibration points, so it increases with f: a point is called {positive} "
+                f"exactly when P({positive}) >= {r.threshold:.3g}, the probability at f(x) = 0 (under a rate "
+                f"requirement it need not be 1/2; {r.ties} of the {r.n} {r.sample} points have P equal to it). "
+                + interval + ", and P need not lie inside it"
             )
+
+        def called(what: str, span: tuple[float, float]) -> str:
+            if np.isnan(span[0]):
+                return f"no point {what}"
+            return f"{what} points with P from {span[0]:.3g} to {span[1]:.3g}"
+
+        source = ("come from a logistic model fitted beside the rule" if self.model is not None else
+                  "are a sigmoid of the score that does not increase with it (the score did not rank the "
+                  "calibration points' classes)")
         return (
-            f"This classifier's probability is non-decreasing in f(x): every point called {positive} has "
-            f"P({positive}) >= {r.threshold:.3g} and every other point P <= {r.threshold:.3g}; the {r.ties} of the "
-            f"{r.n} {r.sample} points with P exactly {r.threshold:.3g} (the step containing f(x) = 0) are called either "
-            "way. The threshold is where the rule f(x) >= 0 falls on the probability scale; under a rate requirement "
-            f"it need not be 1/2. [p0, p1] is a Venn-Abers interval ({self._interval_words()}); it is not a "
-            "confidence interval for the true P(y | x)"
+            f"The probabilities {source}, so the rule f(x) >= 0 is not "
+            f"a threshold on P({positive}): on the {r.n} {r.sample} points it called "
+            f"{called(positive, r.positive_range)} and {called('the other', r.negative_range)}, and it differs "
+            f"from the more probable class (P >= 1/2) on {r.disagree} of them. " + interval
         )
 
 

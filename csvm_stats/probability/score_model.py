@@ -93,7 +93,8 @@ NEWTON_TOL = 1e-6
 CONSTANT_TOL = 1e-12
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """The logistic function 1 / (1 + e^{-z}), computed as (1 + tanh(z/2))/2 (no overflow)."""
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -131,7 +132,7 @@ class ProbabilityModel:
 
     def probability(self, score: np.ndarray) -> np.ndarray:
         """The recalibrated probability :math:`\\sigma(a\\,\\eta + b)` of scores :math:`\\eta`."""
-        return _sigmoid(self.slope * np.asarray(score, dtype=float) + self.offset)
+        return sigmoid(self.slope * np.asarray(score, dtype=float) + self.offset)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """P(y = 1 | x) of feature-map rows."""
