@@ -99,3 +99,17 @@ def test_r_session_vignette_renders(tmp_path):
     html = (tmp_path / "csvmstats-session.html").read_text()
     for expected in ("With 95% confidence", "random_state", "e1071_svm", "no variance-covariance matrix"):
         assert expected in html, expected
+
+
+def test_figures_left_open_before_rendering_are_not_the_vignettes(tmp_path):
+    """A figure an earlier test left open is closed, not counted as the vignette's (the suite runs in one process)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.figure()
+    script = tmp_path / "one_figure.py"
+    script.write_text("# %%\nimport matplotlib.pyplot as plt\nplt.plot([0, 1])\n", encoding="utf-8")
+    result = render.render(script, tmp_path / "out", quick=True)
+    assert result.completed and len(result.figures) == 1

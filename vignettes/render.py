@@ -90,6 +90,7 @@ def render(script: Path, out_dir: Path = DEFAULT_OUT, *, quick: bool = False) ->
     figure_dir.mkdir(parents=True, exist_ok=True)
     for old in figure_dir.glob("fig-*.png"):
         old.unlink()
+    plt.close("all")  # figures left open by the caller (e.g. an earlier test in the process) are not the vignette's
     previous = os.environ.get(QUICK_VARIABLE)
     os.environ[QUICK_VARIABLE] = "1" if quick else "0"
     sys.path.insert(0, str(REPO))
