@@ -18,7 +18,7 @@ the dual simplex re-solves each node from the previous basis.
 of its free points: a node with :math:`r_c` above its free points is
 infeasible, one with exactly :math:`r_c` forces them all (before its LP). The
 relaxation's count rows carry the rest; *reduced-cost fixing* drops a free
-point at zero in the LP whose reduced cost d gives value + d at or above the
+point at zero in the LP whose reduced cost d gives the LP's value + d at or above the
 prune level (forcing it cannot lead to a better point), and forces one at one
 symmetrically.
 
@@ -196,9 +196,11 @@ class _MulticlassSearch:
         x = point.x
         zval = x[self.z_cols]
         free = ~forced & ~dropped
-        if point.reduced is not None and math.isfinite(level):  # reduced-cost fixing
-            dropped |= free & (zval <= FRACTIONAL) & (bound + point.reduced >= level)
-            forced |= free & (zval >= 1 - FRACTIONAL) & (bound - point.reduced >= level)
+        if point.reduced is not None and math.isfinite(level):  # reduced-cost fixing, from the LP's own value
+            # (bound may be the count bound, which the LP's reduced costs say nothing about: only the LP's value
+            # plus a reduced cost bounds a child's LP)
+            dropped |= free & (zval <= FRACTIONAL) & (point.value + point.reduced >= level)
+            forced |= free & (zval >= 1 - FRACTIONAL) & (point.value - point.reduced >= level)
             free = ~forced & ~dropped
         d = self.d
         W = x[self.problem.blocks["w"]].reshape(d.n_classes, self.r) / d.scale
