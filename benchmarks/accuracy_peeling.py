@@ -1,6 +1,6 @@
 """Accuracy >= 0.8 at n = 1000 (issue 27, item 1): two code trees side by side in one run, same instances.
 
-Each fit runs in a fresh process whose ``PYTHONPATH`` is one code tree (``--trees``: name=path pairs, e.g.
+Each fit runs in a fresh process (working directory ``/``) whose ``PYTHONPATH`` is one code tree (``--trees``: name=path pairs, e.g.
 ``main=/work/main acc=/work/wt/acc``), on the variant grid's accuracy instance of
 ``benchmarks/solve_time.py``: ``synthetic(n, p=10, seed=seed, shift=1.0)``, ``split(y, seed)``, accuracy >=
 ceil(0.8 |J|) on the anchor sample (``--kind``, ``--target``: another rate, e.g. TPR >= 0.95 of the grid), C = 1, linear kernel, ``solver="bnb"``, ``SolverOptions(time_limit=...,
@@ -28,6 +28,7 @@ import json, sys, time, warnings
 import numpy as np
 sys.path.insert(0, {bench!r})
 import solve_time as st
+import csvm_stats
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
 st.warm_up()
@@ -42,7 +43,7 @@ with warnings.catch_warnings():
     fit = fit_csvm(X[I], y[I], X[J], y[J], C=1.0, kernel="linear", min_counts={{kind: count}}, solver="bnb",
                    options=SolverOptions(time_limit=limit, clock="cpu"))
 rec = fit.record
-print(json.dumps(dict(status=rec.status.value, objective=rec.objective, bound=rec.best_bound, gap=rec.gap,
+print(json.dumps(dict(code=csvm_stats.__file__, status=rec.status.value, objective=rec.objective, bound=rec.best_bound, gap=rec.gap,
                       nodes=rec.nodes, svm_solves=rec.svm_solves, cpu_s=time.process_time() - cpu0)))
 """
 
@@ -50,7 +51,8 @@ print(json.dumps(dict(status=rec.status.value, objective=rec.objective, bound=re
 def one(tree: str, n: int, seed: int, limit: float, kind: str = "acc", target: float = 0.8) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
     code = CHILD.format(bench=str(HERE), n=n, seed=seed, limit=limit, kind=kind, target=target)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    # cwd "/": ``python -c`` puts the working directory first on sys.path, ahead of PYTHONPATH
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd="/")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
