@@ -48,7 +48,9 @@ at a proven slack that the prune level adds and the reported bound subtracts
 (an optimal fit's gap can exceed ``mip_gap`` by it, at most about 1% of it).
 
 *Upper bounds.* :mod:`csvm_stats.optimization.solvers.bnb_primal`: the best
-intercept (and scale) of node directions, the warm start, a local search.
+intercept (and scale) of node directions, the warm start, a local search, and
+under a requirement on both classes (accuracy) the peeling heuristic from the
+root and from nodes on a stride.
 
 *Infeasibility and ties.* Without a warm start (none met the requirements),
 the counting certificate (:mod:`csvm_stats.optimization.feasibility`) runs
