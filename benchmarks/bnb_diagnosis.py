@@ -40,7 +40,10 @@ def instrument() -> None:
         LOG.clear()
         LOG.update(traj=[], branched=[], search=self)
 
-    def local_(self):
+    def local_(self, start=None, max_solves=None):
+        if start is not None:  # a restart from the peeling heuristic (accuracy), not the root's local search
+            local(self, start, max_solves)
+            return
         LOG["root_dual"], LOG["incumbent_before_local_search"] = self.root.dual, self.best[0]
         local(self)
         LOG["incumbent_after_local_search"] = self.best[0]

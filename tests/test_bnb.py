@@ -314,7 +314,10 @@ def test_local_search_improves_the_warm_start_with_feasible_points(monkeypatch):
     seen = []
     local_search = bnb._Search._local_search
 
-    def spy(search):
+    def spy(search, *args):
+        if args:  # a restart from the peeling heuristic (accuracy requirements only; not this problem's)
+            local_search(search, *args)
+            return
         before = search.best[0]
         local_search(search)
         seen.append((before, search.best[0]))
@@ -501,3 +504,63 @@ def test_bnb_equals_brute_force_with_node_directions_almost_never_tried(seed, mo
     assert fit.record.status is Status.OPTIMAL
     assert fit.objective == pytest.approx(expected, rel=1e-6)
     assert fit.record.best_bound <= expected * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("seed", [2, 4, 7, 12, 14, 17])
+def test_peeling_offers_only_feasible_points_and_bnb_stays_exact(seed, monkeypatch):
+    """Under accuracy requirements the peeling heuristic (peeling from every solved node here) and its local
+    search only offer points that meet every requirement, at their true objective, never below the brute-force
+    optimum; and bnb still proves that optimum."""
+    from csvm_stats.optimization.solvers import bnb_primal
+
+    monkeypatch.setattr(bnb_primal, "PEEL_STRIDE", 1)
+    monkeypatch.setattr(bnb_primal._PrimalHeuristics, "peel_stride", 1)
+    Xi, yi, Xj, yj, counts, weight = random_problem(seed)
+    assert "acc" in counts
+    expected = brute_force(Xi, yi, Xj, yj, counts, weight)
+    assert np.isfinite(expected)
+    peel, offer = bnb_primal._PrimalHeuristics._peel, bnb_primal._PrimalHeuristics._offer
+    inside, offered, peels = [False], [], []
+
+    def spy_peel(search, *args):
+        inside[0] = True
+        try:
+            peels.append(peel(search, *args))
+        finally:
+            inside[0] = False
+        return peels[-1]
+
+    def spy_offer(search, value, w, b):
+        if inside[0]:
+            margins = search.y_j * (search.phi_j @ w + b)
+            met = all((margins[m] >= 1.0 - bnb_primal.MARGIN_TOL).sum() >= c
+                      for m, c in zip(search.members, search.counts))
+            offered.append((met, value, search.objective(w, b)))
+        offer(search, value, w, b)
+
+    monkeypatch.setattr(bnb_primal._PrimalHeuristics, "_peel", spy_peel)
+    monkeypatch.setattr(bnb_primal._PrimalHeuristics, "_offer", spy_offer)
+    fit = fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb", options=TIGHT)
+    assert fit.record.status is Status.OPTIMAL
+    assert fit.objective == pytest.approx(expected, rel=1e-6)
+    assert fit.record.best_bound <= expected * (1 + 1e-6)
+    assert peels and offered  # the root peels with every box at least
+    for met, value, true in offered:
+        assert met and value == pytest.approx(true, rel=1e-9) and value >= expected * (1 - 1e-6)
+
+
+def test_peeling_takes_out_points_only_down_to_the_counts():
+    """_peel_some takes points in the given order, skipping those whose requirement is at its count."""
+    from csvm_stats.optimization.solvers import bnb_primal
+
+    class Heuristics(bnb_primal._PrimalHeuristics):
+        def __init__(self):
+            self.members = [np.arange(6), np.array([0, 1, 2])]  # accuracy over 6 points, TPR over the first 3
+            self.counts = [3, 2]
+            self.member_of = [np.isin(np.arange(6), m) for m in self.members]
+
+    h = Heuristics()
+    keep = np.ones(6, dtype=bool)
+    taken = h._peel_some(keep, np.array([0, 1, 3, 4, 5]), 10)
+    # 0 goes (TPR 3 -> 2, accuracy 6 -> 5), 1 is skipped (TPR at its count), 3 and 4 go (accuracy 5 -> 3), 5 not
+    assert taken.tolist() == [0, 3, 4] and keep.tolist() == [False, True, True, False, False, True]

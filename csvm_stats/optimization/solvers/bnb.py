@@ -48,7 +48,9 @@ at a proven slack that the prune level adds and the reported bound subtracts
 (an optimal fit's gap can exceed ``mip_gap`` by it, at most about 1% of it).
 
 *Upper bounds.* :mod:`csvm_stats.optimization.solvers.bnb_primal`: the best
-intercept (and scale) of node directions, the warm start, a local search.
+intercept (and scale) of node directions, the warm start, a local search, and
+under a requirement on both classes (accuracy) the peeling heuristic from the
+root and from nodes on a stride.
 
 *Infeasibility and ties.* Without a warm start (none met the requirements),
 the counting certificate (:mod:`csvm_stats.optimization.feasibility`) runs
@@ -253,6 +255,9 @@ class _Search(_PrimalHeuristics):
         self.shift(np.zeros_like(root.w), factors=(1.0,))  # the constant rule: optimal when no direction pays
         if self.best is not None and root.dual < self.prune_level():  # else the root proves the incumbent optimal
             self._local_search()
+        self.peeling = self.couples_classes()
+        if self.peeling and (self.best is None or root.dual < self.prune_level()):
+            self.root_peel(root)
         self.cost = np.full(n_j, root.dual)
         self._root_costs(self.forced0, self.dropped0, root)
         heap: list[_Node] = []
@@ -302,6 +307,8 @@ class _Search(_PrimalHeuristics):
         if relaxation is not None:
             if relaxation.dual < self.prune_level():  # pruned nodes: n = 2000 ran the same tree without them
                 self.node_shift(relaxation.w)
+                if self.peeling:
+                    self.node_peel(forced, dropped, relaxation)
             self._process(forced, dropped, node.bound, relaxation, heap, node.start)
 
     def lower_bound(self) -> float:
@@ -560,7 +567,7 @@ class BnbBackend:
             status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
             wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name, backend_version=self.version(),
             formulation="branch-and-bound over anchor points (warm-started SMO node QPs)",
-            message=f"{search.svm_solves} SVM solves", svm_solves=search.svm_solves,
+            message=f"{search.svm_solves} SVM solves, {search.peel_solves} peeling QPs", svm_solves=search.svm_solves,
             reason=reason,
         )
         return Solution(record, x)
