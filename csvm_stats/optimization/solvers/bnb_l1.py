@@ -191,16 +191,19 @@ class _L1Search:
         return self.d.y_anchor * (self.d.phi_anchor @ w + b)
 
     def offer(self, w: np.ndarray, b: float) -> bool:
-        """The point (w, b) with its optimal slacks and z from its margins, scaled up by at most LIFT per
-        requirement when an LP's tolerance left its k_c-th margin just below 1; True when it is the new
-        incumbent."""
+        """The point (w, b) with its optimal slacks and z from its margins; when an LP's tolerance left a
+        requirement's k_c-th margin just below 1, scaled until it is 1 + LIFT. True when it is the new incumbent."""
         d = self.d
+        allowed = self.problem.ub[self.z_cols] > 0.5
         margins = self._margins(w, b)
-        least = min((np.sort(margins[m])[-c] for m, c in zip(self.members, self.counts) if c), default=1.0)
-        if 1.0 - 10 * MET_TOL < least < 1.0 + LIFT:
-            w, b = w * (1.0 + LIFT) / least, b * (1.0 + LIFT) / least
-            margins = self._margins(w, b)
-        z = (margins >= 1.0 - MARGIN_TOL) & (self.problem.ub[self.z_cols] > 0.5)
+        met = (margins >= 1.0 - MARGIN_TOL) & allowed
+        if any(int(met[m].sum()) < c for m, c in zip(self.members, self.counts)):
+            usable = np.where(allowed, margins, -np.inf)
+            least = min((np.sort(usable[m])[-c] for m, c in zip(self.members, self.counts) if c), default=1.0)
+            if 1.0 - 10 * MET_TOL < least < 1.0:
+                w, b = w * (1.0 + LIFT) / least, b * (1.0 + LIFT) / least
+                margins = self._margins(w, b)
+        z = (margins >= 1.0 - MARGIN_TOL) & allowed
         xi = np.maximum(0.0, 1.0 - d.y_train * (d.phi_train @ w + b))
         return self._accept(np.r_[np.maximum(w, 0.0), np.maximum(-w, 0.0), b, xi, z.astype(float)])
 
