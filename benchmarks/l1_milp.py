@@ -27,8 +27,10 @@ node LPs (``bnb_l1.COST_CUTS = False``). ``--jobs 2`` runs two solves at once
 (CPU seconds are per process, so the limits stay comparable; the load is
 stated).
 
-Run: ``nice python benchmarks/l1_milp.py`` (``--seeds 0 1 2 --limit 60``);
-results in ``benchmarks/results/l1_milp.{csv,md}``.
+Run: ``python benchmarks/l1_milp.py --jobs 2`` (``--seeds 0 1 2 --limit 60``);
+results in ``benchmarks/results/l1_milp.{csv,md}``. ``--n 90 --dim 15 --stem
+l1_milp_small`` and ``--n 200 --dim 50 --stem l1_milp_medium`` give the same
+generator at smaller sizes (``l1_milp_small.md``, ``l1_milp_medium.md``).
 """
 
 from __future__ import annotations
@@ -60,20 +62,21 @@ BACKENDS = ("bnb", "highs", "scip", "gurobi", "bnb-nocuts")
 OUT = Path(__file__).resolve().parent / "results"
 
 
-def instance(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
-    """The instance of the module docstring: ``(X_i, y_i, X_j, y_j, min_counts)``."""
+def instance(seed: int, n: int = N, dim: int = DIM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                             dict[str, int]]:
+    """The instance of the module docstring (n points, dim columns): ``(X_i, y_i, X_j, y_j, min_counts)``."""
     rng = np.random.default_rng(seed)
-    X, y = GaussianClasses(dim=DIM, distance=DISTANCE, informative=INFORMATIVE).sample(N, rng)
-    order = rng.permutation(N)
+    X, y = GaussianClasses(dim=dim, distance=DISTANCE, informative=INFORMATIVE).sample(n, rng)
+    order = rng.permutation(n)
     X, y = X[order], y[order]
-    half = N // 2
+    half = n // 2
     X_i, y_i, X_j, y_j = X[:half], y[:half], X[half:], y[half:]
     return X_i, y_i, X_j, y_j, {"tpr": math.ceil(TPR * (y_j > 0).sum())}
 
 
-def model(seed: int, limit: float):
+def model(seed: int, limit: float, n: int = N, dim: int = DIM):
     """The MILP of the module docstring (warm start within ``limit`` CPU-s)."""
-    X_i, y_i, X_j, y_j, counts = instance(seed)
+    X_i, y_i, X_j, y_j, counts = instance(seed, n, dim)
     weight = np.ones(y_i.size)
     options = SolverOptions(time_limit=limit, clock="cpu", threads=1)
     x0, upper = _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, "auto", options, FitBudget.of(options))
@@ -81,10 +84,10 @@ def model(seed: int, limit: float):
                            upper=upper).miqp
 
 
-def one(seed: int, backend: str, limit: float) -> dict:
+def one(seed: int, backend: str, limit: float, n: int = N, dim: int = DIM) -> dict:
     """One solve (in this process): the row of the table."""
-    problem = model(seed, limit)
-    row = {"seed": seed, "backend": backend, "n_vars": problem.n_vars, "start": problem.objective(problem.start)}
+    problem = model(seed, limit, n, dim)
+    row = {"n": n, "dim": dim, "seed": seed, "backend": backend, "n_vars": problem.n_vars, "start": problem.objective(problem.start)}
     options = SolverOptions(time_limit=limit, clock="cpu", mip_gap=1e-4, threads=1)
     if backend == "bnb-nocuts":  # ablation: bnb without the cost cuts of its node LPs
         from csvm_stats.optimization.solvers import bnb_l1
@@ -105,17 +108,21 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
+    parser.add_argument("--n", type=int, default=N, help="points (half I, half J)")
+    parser.add_argument("--dim", type=int, default=DIM, help="columns")
+    parser.add_argument("--stem", default="l1_milp", help="results/<stem>.{csv,md}")
     parser.add_argument("--jobs", type=int, default=1, help="solves at once (each in its own process)")
     parser.add_argument("--one", nargs=2, metavar=("SEED", "BACKEND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(int(args.one[0]), args.one[1], args.limit)))
+        print(json.dumps(one(int(args.one[0]), args.one[1], args.limit, args.n, args.dim)))
         return
     rows = []
 
     def run(job: tuple[int, str]) -> dict:
         seed, backend = job
-        done = subprocess.run([sys.executable, __file__, "--one", str(seed), backend, "--limit", str(args.limit)],
+        done = subprocess.run([sys.executable, __file__, "--one", str(seed), backend, "--limit", str(args.limit),
+                               "--n", str(args.n), "--dim", str(args.dim)],
                               check=False, capture_output=True, text=True,
                               timeout=20 * args.limit + 600)
         lines = done.stdout.strip().splitlines()
@@ -127,8 +134,8 @@ def main() -> None:
         for row in pool.map(run, jobs):
             rows.append(row)
             print(row, flush=True)
-            pd.DataFrame(rows).to_csv(OUT / "l1_milp.csv", index=False)
-    write_report(pd.DataFrame(rows), _provenance(args))
+            pd.DataFrame(rows).to_csv(OUT / f"{args.stem}.csv", index=False)
+    write_report(pd.DataFrame(rows), _provenance(args), args.stem)
 
 
 def _provenance(args: argparse.Namespace) -> str:
@@ -139,15 +146,16 @@ def _provenance(args: argparse.Namespace) -> str:
             f"limit {args.limit:g} CPU-s per solve, load average at the end {load} on 2 shared cores.")
 
 
-def write_report(frame: pd.DataFrame, provenance: str = "") -> None:
+def write_report(frame: pd.DataFrame, provenance: str = "", stem: str = "l1_milp") -> None:
     if "objective" in frame:
         best = frame.groupby("seed")["objective"].transform("min")
         frame = frame.assign(gap_to_best=((best - frame["bound"]) / best).where(frame["objective"].notna()))
-    columns = [c for c in ("seed", "backend", "status", "objective", "bound", "gap", "gap_to_best", "nodes", "cpu_s",
+    columns = [c for c in ("n", "dim", "seed", "backend", "status", "objective", "bound", "gap", "gap_to_best", "nodes", "cpu_s",
                            "start") if c in frame]
-    text = ["# The L1-norm CSVM MILP on every backend (issue 27, item 5)", "", "\n\n".join(__doc__.split("\n\n")[1:4]),
+    size = f"n = {frame['n'].iloc[0]}, {frame['dim'].iloc[0]} columns" if "n" in frame else ""
+    text = [f"# The L1-norm CSVM MILP on every backend (issue 27, item 5){': ' + size if size else ''}", "", "\n\n".join(__doc__.split("\n\n")[1:4]),
             "", provenance, "", markdown(frame[columns].round(4)), ""]
-    (OUT / "l1_milp.md").write_text("\n".join(text))
+    (OUT / f"{stem}.md").write_text("\n".join(text))
     print("\n".join(text))
 
 
