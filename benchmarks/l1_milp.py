@@ -153,8 +153,11 @@ def write_report(frame: pd.DataFrame, provenance: str = "", stem: str = "l1_milp
     columns = [c for c in ("n", "dim", "seed", "backend", "status", "objective", "bound", "gap", "gap_to_best", "nodes", "cpu_s",
                            "start") if c in frame]
     size = f"n = {frame['n'].iloc[0]}, {frame['dim'].iloc[0]} columns" if "n" in frame else ""
-    text = [f"# The L1-norm CSVM MILP on every backend (issue 27, item 5){': ' + size if size else ''}", "", "\n\n".join(__doc__.split("\n\n")[1:4]),
-            "", provenance, "", markdown(frame[columns].round(4)), ""]
+    other = (f"The settings below at n = {frame['n'].iloc[0]} and {frame['dim'].iloc[0]} columns (the text gives "
+             f"the default size's numbers).\n\n" if "n" in frame and frame["n"].iloc[0] != N else "")
+    text = [f"# The L1-norm CSVM MILP on every backend (issue 27, item 5){': ' + size if size else ''}", "",
+            other + "\n\n".join(__doc__.split("\n\n")[1:4]), "", provenance, "", markdown(frame[columns].round(4)),
+            ""]
     (OUT / f"{stem}.md").write_text("\n".join(text))
     print("\n".join(text))
 
