@@ -127,7 +127,9 @@ class MIQP:
     points and its relaxation is the convex hull of the on/off set
     (Frangioni and Gentile 2006; Guenluek and Linderoth 2010), far tighter
     than the big-M rows alone. Backends that ignore it solve the same model.
-    ``multiclass`` (like ``csvm``) carries the structure of an exact multiclass CSVM.
+    ``multiclass`` (like ``csvm``) carries the structure of an exact multiclass CSVM; ``l1`` the data of an
+    exact L1-norm CSVM (:func:`build_l1_primal`), for ``"bnb"``'s search on the MILP
+    (:mod:`csvm_stats.optimization.solvers.bnb_l1`).
     """
 
     Q: sp.csr_matrix
@@ -146,6 +148,7 @@ class MIQP:
     perspective: np.ndarray | None = field(default=None, repr=False)
     multiclass: MulticlassData | None = field(default=None, repr=False)
     cardinality: CardinalityData | None = field(default=None, repr=False)
+    l1: CSVMData | None = field(default=None, repr=False)
 
     @property
     def n_vars(self) -> int:
@@ -417,7 +420,8 @@ def build_l1_primal(
     :func:`csvm_stats.optimization.tightening.l1_primal_bounds`: :math:`M_j = \min(M, 1 -
     \ell_j)` and the fixings of ``z`` as in :func:`build_primal`. Without
     ``upper`` and with ``big_m=None`` the anchor rows become indicator
-    constraints (then HiGHS cannot take the model).
+    constraints (then HiGHS cannot take the model). An exact model (as in
+    :func:`build_primal`) carries its data as :attr:`MIQP.l1`.
     """
     from csvm_stats.optimization.tightening import l1_primal_bounds
 
@@ -466,6 +470,8 @@ def build_l1_primal(
     miqp = MIQP(
         Q=sp.csr_matrix((n, n)), c=c, A=A, row_lo=row_lo, row_hi=np.full(A.shape[0], np.inf), lb=lb, ub=ub,
         binary=np.arange(blocks["z"].start, n), blocks=blocks, indicators=indicators, start=start,
+        l1=CSVMData(phi_train, y_train, phi_anchor, y_anchor, float(C), sample_weight, tuple(requirements))
+        if exact else None,
     )
     return CSVMProblem(miqp, m_j, exact)
 

@@ -161,8 +161,8 @@ def _l1_start(X_i, y_i, X_j, y_j, C, counts, weight, solver, options,
     lb[z], ub[z] = start.z, start.z
     if np.any(lb > ub):  # the start's z contradicts a proven fixing (only through rounding)
         return x0, upper
-    fixed = replace(problem.miqp, lb=lb, ub=ub, binary=np.arange(0), start=None)
-    solution = solve(fixed, "highs" if solver == "auto" else solver, budget.solver_options(options))
+    fixed = replace(problem.miqp, lb=lb, ub=ub, binary=np.arange(0), start=None, l1=None)  # an LP
+    solution = solve(fixed, "highs" if solver in ("auto", "bnb") else solver, budget.solver_options(options))
     if solution.x is None or solution.record.objective >= upper:
         return x0, upper
     return solution.x, float(solution.record.objective)

@@ -3,8 +3,9 @@
 Backends import their solver lazily, inside ``solve``; nothing probes every
 solver at import time. ``"bnb"`` is our own branch-and-bound on the exact
 two-class CSVM, its cardinality form (``max_features``;
-:mod:`~csvm_stats.optimization.solvers.bnb_sparse`) and the exact multiclass
-CSVM. ``"auto"`` (:func:`_auto_chain`) tries, in order: bnb first for the
+:mod:`~csvm_stats.optimization.solvers.bnb_sparse`), the exact multiclass
+CSVM and the exact L1-norm CSVM (:mod:`~csvm_stats.optimization.solvers.bnb_l1`,
+on request only). ``"auto"`` (:func:`_auto_chain`) tries, in order: bnb first for the
 exact two-class and multiclass CSVM; then Gurobi when it is installed with a
 licence that takes the model (a problem without binaries only in its MIQP
 form; a cardinality model only when its MIQP with perspective cones fits);
@@ -111,6 +112,14 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     optimum in less CPU time than SCIP and Gurobi, and on the routes
     benchmark's settings (which Gurobi's pip licence cannot take) it is compared
     with SCIP at a fixed limit there.
+    The exact L1-norm CSVM (:attr:`MIQP.l1`, a MILP) keeps Gurobi, HiGHS, SCIP
+    although bnb (:mod:`~csvm_stats.optimization.solvers.bnb_l1`) reached the
+    smallest gap of all four on three 300 x 500 seeds and proved smaller
+    instances faster than HiGHS (``benchmarks/results/l1_milp.md``): one
+    generator and one requirement kind so far, and this choice also decides
+    the cardinality route's feature ranking and stability selection's L1 base,
+    whose results may change with the backend where the L1 optimum is not
+    unique (not measured); ``solver="bnb"`` takes it on request.
     """
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,

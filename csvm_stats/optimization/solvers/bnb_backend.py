@@ -2,6 +2,8 @@
 
 The form decides the search: an exact multiclass CSVM (:attr:`MIQP.multiclass`)
 goes to :class:`~csvm_stats.optimization.solvers.bnb_multiclass.MulticlassBnb`;
+an exact L1-norm CSVM (:attr:`MIQP.l1`, a MILP) to
+:class:`~csvm_stats.optimization.solvers.bnb_l1.L1Bnb` (HiGHS LPs at the nodes);
 an exact cardinality CSVM (:attr:`MIQP.cardinality`) to
 :class:`~csvm_stats.optimization.solvers.bnb_sparse.SparseBnbBackend` (branching
 over features too); any other cardinality form (a multiclass gene list, a big-M
@@ -16,6 +18,7 @@ from csvm_stats.exceptions import SolverError
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions
 from csvm_stats.optimization.solvers.bnb import BnbBackend
+from csvm_stats.optimization.solvers.bnb_l1 import L1Bnb
 from csvm_stats.optimization.solvers.bnb_multiclass import MulticlassBnb
 from csvm_stats.optimization.solvers.bnb_sparse import SparseBnbBackend
 
@@ -34,6 +37,8 @@ class BranchAndBound:
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         if problem.multiclass is not None:
             return MulticlassBnb().solve(problem, options)
+        if problem.l1 is not None:
+            return L1Bnb().solve(problem, options)
         if problem.cardinality is not None:
             return SparseBnbBackend().solve(problem, options)
         if problem.perspective is not None:

@@ -27,6 +27,15 @@ Indicator constraints (:attr:`MIQP.indicators`, rows without a proven big-M)
 enter as rows that :meth:`OuterLP.set_indicators` switches on
 (:math:`a^\top x \ge r`) for binaries fixed at one and off (no lower end)
 otherwise: a relaxation of the node either way.
+
+A *linear* objective (Q = 0, the L1-norm CSVM of
+:mod:`~csvm_stats.optimization.solvers.bnb_l1`) has no epigraph columns and
+no cut loop: one LP per call, and a finite ``stop_value`` is handed to the dual
+simplex as its objective bound, so a node whose LP value reaches it stops
+early (the dual simplex's objective only rises, so the LP's optimum is at
+least the bound: a valid prune). :meth:`OuterLP.set_entries` and
+:meth:`OuterLP.set_row_lower` change matrix entries and row bounds in place
+(the big-M constants the L1 search tightens from its incumbents).
 """
 
 from __future__ import annotations
@@ -141,9 +150,59 @@ class OuterLP:
         self.model.changeRowsBounds(rows.size, rows, lower, np.full(rows.size, INF))
         self.indicator_on = on.copy()
 
+    def set_entries(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        """Set the matrix entries ``(rows[k], cols[k])`` to ``values[k]`` (rows of the MIQP's A, then the
+        indicator rows)."""
+        for r, c, v in zip(rows, cols, values):
+            self.model.changeCoeff(int(r), int(c), float(v))
+
+    def set_row_lower(self, rows: np.ndarray, lower: np.ndarray) -> None:
+        """Lower ends of some rows (upper ends: none); ``-inf`` switches a row off."""
+        if rows.size:
+            self.model.changeRowsBounds(rows.size, rows.astype(np.int32), _finite(lower.astype(float)),
+                                        np.full(rows.size, INF))
+
+    def add_column(self, lower: float, upper: float) -> int:
+        """A new column without cost or entries (linear objective only: the epigraph columns follow the
+        MIQP's); its index. The LP's points keep the MIQP's variables only."""
+        if self.quad.size:
+            raise ValueError("extra columns are for a linear objective only.")
+        self.model.addCol(0.0, float(_finite(np.array([lower]))[0]), float(_finite(np.array([upper]))[0]), 0,
+                          np.zeros(0, dtype=np.int32), np.zeros(0))
+        return self.model.getNumCol() - 1
+
+    def add_rows(self, rows: sp.csr_matrix, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Rows over the LP's columns, kept for the whole search (valid inequalities of every node)."""
+        rows = rows.tocsr()
+        self.model.addRows(rows.shape[0], _finite(lower.astype(float)), _finite(upper.astype(float)), rows.nnz,
+                           rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32),
+                           rows.data.astype(float))
+
+    def _solve_linear(self, stop_value: float) -> LPPoint:
+        """One LP (no epigraphs); with a finite ``stop_value`` the dual simplex stops once its objective reaches
+        it (an infeasible-looking point: ``value`` = ``stop_value``, ``x`` None)."""
+        status = self.highs.HighsModelStatus
+        self.model.setOptionValue("objective_bound", float(stop_value) if math.isfinite(stop_value) else INF)
+        self.model.run()
+        self.lp_solves += 1
+        code = self.model.getModelStatus()
+        if code in (status.kInfeasible, status.kUnboundedOrInfeasible):
+            return LPPoint(True, math.inf, None, math.inf, None)
+        if code == status.kObjectiveBound:
+            return LPPoint(False, float(stop_value), None, math.inf, None)
+        if code != status.kOptimal:
+            return LPPoint(False, -math.inf, None, math.inf, None)
+        solution = self.model.getSolution()
+        x = np.asarray(solution.col_value)[: self.n]
+        value = float(self.model.getInfo().objective_function_value)
+        return LPPoint(False, value, x, value, np.asarray(solution.col_dual)[self.problem.binary])
+
     def solve(self, tol: float, rounds: int, stop_value: float = math.inf) -> LPPoint:
         """Cutting-plane rounds: until the true objective at the LP's point is within ``tol`` of the LP value,
-        the LP value reaches ``stop_value`` (the node is pruned), or ``rounds`` LPs were solved."""
+        the LP value reaches ``stop_value`` (the node is pruned), or ``rounds`` LPs were solved. A linear
+        objective takes one LP (module docstring)."""
+        if self.quad.size == 0:
+            return self._solve_linear(stop_value)
         status = self.highs.HighsModelStatus
         point = LPPoint(False, -math.inf, None, math.inf, None)
         for _ in range(max(1, rounds)):
