@@ -82,14 +82,8 @@ import scipy.sparse as sp
 from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import (
-    Solution,
-    SolveRecord,
-    SolverOptions,
-    Status,
-    search_end,
-)
-from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
+from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
+from csvm_stats.optimization.solvers.bnb_lp_end import run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.l1_margins import MarginLP
 from csvm_stats.optimization.solvers.outer_lp import LPPoint, OuterLP
@@ -507,25 +501,14 @@ class L1Bnb:
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         watch = Stopwatch()
         search = _L1Search(problem, options, watch)
-        try:
-            with _sigint_sets_flag(search):
-                status = search.run()
-        except KeyboardInterrupt:
-            status = Status.INTERRUPTED
-        x = None if search.best is None else search.best[1]
-        objective = problem.objective(x) if x is not None else math.nan
-        bound = search.lower_bound() if x is not None else math.nan
-        gap_open = x is not None and relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9)
-        exhausted = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
-        status, reason = search_end(status, x is not None, search.unresolved, gap_open, exhausted)
-        wall, cpu = watch.elapsed()
-        margin_solves = 0 if search.margin_lp is None else search.margin_lp.solves
-        record = SolveRecord(
-            status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
-            wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name,
-            backend_version=BnbBackend().version(),
+
+        def message() -> str:
+            margin_solves = 0 if search.margin_lp is None else search.margin_lp.solves
+            return f"{search.lp.lp_solves} node LP solves, {margin_solves} big-M tightening LPs"
+
+        return run_lp_search(
+            problem, search, watch,
             formulation="branch-and-bound over anchor indicators (L1-norm CSVM MILP, HiGHS LP nodes)",
-            message=f"{search.lp.lp_solves} node LP solves, {margin_solves} big-M tightening LPs",
-            reason=reason,
+            message=message,
+            gap_open=lambda objective, bound: relative_gap(objective, bound) > options.mip_gap * (1 + 1e-9),
         )
-        return Solution(record, x)

@@ -55,9 +55,9 @@ import numpy as np
 
 from csvm_stats.multiclass.warmstart import class_margins, shifted_start
 from csvm_stats.optimization.problem import MIQP, MulticlassData
-from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
-from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
+from csvm_stats.optimization.solvers._common import Stopwatch
+from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
+from csvm_stats.optimization.solvers.bnb_lp_end import run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
 
@@ -309,24 +309,10 @@ class MulticlassBnb:
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
         watch = Stopwatch()
         search = _MulticlassSearch(problem, options, watch)
-        try:
-            with _sigint_sets_flag(search):
-                status = search.run()
-        except KeyboardInterrupt:
-            status = Status.INTERRUPTED
-        x = None if search.best is None else search.best[1]
-        exhausted = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
-        # a node left open without an accurate relaxation: nothing proven, but the limit did not stop it
-        status, reason = search_end(status, x is not None, search.unresolved, search.unresolved, exhausted)
-        objective = problem.objective(x) if x is not None else math.nan
-        bound = search.lower_bound() if x is not None else math.nan
-        wall, cpu = watch.elapsed()
-        record = SolveRecord(
-            status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
-            wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend=self.name,
-            backend_version=BnbBackend().version(),
+        return run_lp_search(
+            problem, search, watch,
             formulation="branch-and-bound over anchor indicators (outer-approximation LP nodes, HiGHS)",
-            message=f"{search.lp.lp_solves} LP solves, {search.lp.cuts} tangent cuts",
-            reason=reason,
+            message=lambda: f"{search.lp.lp_solves} LP solves, {search.lp.cuts} tangent cuts",
+            # a node left open without an accurate relaxation: nothing proven, but the limit did not stop it
+            gap_open=lambda objective, bound: search.unresolved,
         )
-        return Solution(record, x)

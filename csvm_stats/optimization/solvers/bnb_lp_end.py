@@ -1,0 +1,57 @@
+"""How the LP-node searches of bnb (multiclass: :mod:`~csvm_stats.optimization.solvers.bnb_multiclass`;
+L1-norm: :mod:`~csvm_stats.optimization.solvers.bnb_l1`) run and report: one function for both.
+
+The search runs with Ctrl-C setting its ``interrupted`` flag (bnb's
+``_sigint_sets_flag``); its end is classified by
+:func:`~csvm_stats.optimization.solvers.base.search_end` (optimal, limit with
+a gap, infeasible when exhausted, unresolved or interrupted) and written into
+a :class:`~csvm_stats.optimization.solvers.base.SolveRecord` with the
+objective of the incumbent and the least open bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from csvm_stats.optimization.problem import MIQP
+from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
+from csvm_stats.optimization.solvers.base import (
+    Solution,
+    SolveRecord,
+    Status,
+    search_end,
+)
+from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
+
+EXHAUSTED = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
+
+
+def run_lp_search(
+    problem: MIQP, search: Any, watch: Stopwatch, *, formulation: str, message: Callable[[], str],
+    gap_open: Callable[[float, float], bool],
+) -> Solution:
+    """Run ``search`` (``run()``, ``best``, ``lower_bound()``, ``unresolved``, ``nodes``) and report its end.
+
+    ``gap_open(objective, bound)`` says whether a search that found a point
+    ended with its gap still open (then :func:`search_end` reports why);
+    ``message()`` is read after the run (its counts of LP solves).
+    """
+    try:
+        with _sigint_sets_flag(search):
+            status = search.run()
+    except KeyboardInterrupt:
+        status = Status.INTERRUPTED
+    x = None if search.best is None else search.best[1]
+    objective = problem.objective(x) if x is not None else math.nan
+    bound = search.lower_bound() if x is not None else math.nan
+    status, reason = search_end(status, x is not None, search.unresolved, x is not None and gap_open(objective, bound),
+                                EXHAUSTED)
+    wall, cpu = watch.elapsed()
+    record = SolveRecord(
+        status=status, objective=objective, best_bound=bound, gap=relative_gap(objective, bound),
+        wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend="bnb", backend_version=BnbBackend().version(),
+        formulation=formulation, message=message(), reason=reason,
+    )
+    return Solution(record, x)
