@@ -12,7 +12,7 @@ from csvm_stats.exceptions import DataError
 from csvm_stats.probability.fit_calibration import MIN_HOLDOUT, fit_cross_fitted_model, planned_route
 from csvm_stats.models.model import CSVM
 from csvm_stats.models.results import CSVMResults
-from csvm_stats.probability.score_model import CV_FOLDS, fit_score, fit_sigmoid
+from csvm_stats.probability.score_model import fit_score, fit_sigmoid, fold_count
 from csvm_stats.probability.venn_abers import VennAbers
 
 FAST = {"time_limit": 30, "threads": 1}
@@ -107,10 +107,10 @@ def test_without_held_out_sample_the_calibration_is_cross_fitted(frame):
     res = CSVM.from_formula("status ~ x1 + x2", frame, fractions=(1.0, 0.0, 0.0)).fit(random_state=0, **FAST)
     assert planned_route(res) == "cross-fitted"
     cal = res.calibration
-    assert cal.method == "cross-fitted" and cal.folds == CV_FOLDS
-    assert cal.predictor.n == cal.model.n == len(frame)
     rows = res.split.train  # every row, in the split's order
     y01 = (res.model.y[rows] > 0).astype(float)
+    assert cal.method == "cross-fitted" and cal.folds == fold_count(y01)
+    assert cal.predictor.n == cal.model.n == len(frame)
     coef, intercept, _, out_of_fold = fit_score(res.fitted_features[rows], y01)  # rounding: BLAS threads may differ
     np.testing.assert_allclose(cal.model.coef, coef, rtol=1e-9)
     assert (cal.model.slope, cal.model.offset) == pytest.approx(fit_sigmoid(out_of_fold, y01), rel=1e-9)

@@ -7,11 +7,15 @@ import pytest
 
 from csvm_stats.exceptions import DataError
 from csvm_stats.probability.score_model import (
+    CV_FOLDS,
     MAX_COMPONENTS,
+    SMALL_SAMPLE_FOLDS,
+    SMALL_SAMPLE_ROWS,
     _folds,
     fit_probability_model,
     fit_score,
     fit_sigmoid,
+    fold_count,
 )
 from csvm_stats.probability.venn_abers import VennAbers, merge
 
@@ -37,6 +41,17 @@ def test_folds_partition_the_rows_and_keep_both_classes_in_each():
     assert np.array_equal(np.sort(np.concatenate(folds)), np.arange(201))
     positives = [int(y[f].sum()) for f in folds]
     assert all(p > 0 and p < f.size for p, f in zip(positives, folds)) and max(positives) - min(positives) <= 1
+
+
+@pytest.mark.parametrize("n", [60, 199, 200, 1000])
+def test_small_samples_get_more_folds_never_more_than_the_smaller_class(n):
+    """SMALL_SAMPLE_FOLDS below SMALL_SAMPLE_ROWS rows, CV_FOLDS from there on; capped by the smaller class."""
+    y = (np.arange(n) % 3 == 0).astype(float)
+    expected = SMALL_SAMPLE_FOLDS if n < SMALL_SAMPLE_ROWS else CV_FOLDS
+    assert fold_count(y) == expected == len(_folds(y))
+    few = np.r_[np.ones(3), np.zeros(n - 3)]
+    assert fold_count(few) == min(expected, 3)
+    assert fold_count(np.r_[np.ones(1), np.zeros(n - 1)]) == 2  # the floor (cross-fitting then refuses: fit_calibration)
 
 
 def test_out_of_fold_scores_are_less_optimistic_than_the_fitted_ones():
@@ -146,3 +161,20 @@ def test_the_interval_score_falls_back_to_the_point_score_for_older_models():
     model, _ = fit_probability_model(X[:150], y[:150], X[150:], y[150:])
     old = type(model)(model.coef, model.intercept, model.slope, model.offset, model.penalty, model.n)
     np.testing.assert_array_equal(old.interval_score(X), old.score(X))
+
+
+@pytest.mark.parametrize("n", [40, 120])
+def test_wide_design_spans_the_leading_principal_directions(n):
+    """n < p: the design's directions come from the SVD of the rows (O(n^2 p), not an eigh of p x p) and span
+    the same subspace as the leading eigenvectors of the centred cross-product."""
+    from csvm_stats.probability.score_model import _Design
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 300)) * np.linspace(3.0, 0.5, 300)
+    basis = _Design.of(X, ordered=False).basis
+    centred = X - X.mean(axis=0)
+    _, eigvec = np.linalg.eigh(centred.T @ centred)
+    k = min(MAX_COMPONENTS, n - 1)  # directions with positive variance (the centred rows have rank n - 1)
+    reference = eigvec[:, ::-1][:, :k]
+    np.testing.assert_allclose(basis[:, :k] @ basis[:, :k].T, reference @ reference.T, atol=1e-8)
+    assert basis.shape == (300, min(MAX_COMPONENTS, n))

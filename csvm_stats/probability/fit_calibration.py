@@ -25,8 +25,8 @@ Two routes, by the size of the held-out sample H:
   ``CSVMClassifier()`` without a requirement, which puts every row in I): the
   same probability model, fitted on :math:`I \cup J` without needing H. P is
   the sigmoid :math:`\sigma(a\,\eta + b)` fitted on the out-of-fold scores
-  :math:`\eta_{-i}` of :math:`I \cup J` (each from the
-  :data:`~csvm_stats.probability.score_model.CV_FOLDS`-fold model that did not
+  :math:`\eta_{-i}` of :math:`I \cup J` (each from the fold model of
+  :func:`~csvm_stats.probability.score_model.fold_count` folds that did not
   see row i) and the scores of the rows of H, if any; its intercept
   equation makes the mean of P on those pairs the (smoothed) base rate, so
   there is no base-rate bias. The interval :math:`[p_0, p_1]` is the
@@ -75,6 +75,7 @@ from csvm_stats.probability.score_model import (
     fit_probability_model,
     fit_score,
     fit_sigmoid,
+    fold_count,
     sigmoid,
 )
 from csvm_stats.probability.venn_abers import DEFAULT_BAGS, VennAbers
@@ -318,7 +319,7 @@ def calibrate(results: CalibratedFit) -> Calibration:
     model, scores = fit_cross_fitted_model(features[rows], y_rows, features[holdout], y_holdout, ordered=ordered)
     predictor = VennAbers.fit(scores, np.r_[y_rows, y_holdout])
     rule = RuleCheck.of("fitted", model.predict(features), f >= 0)
-    return Calibration("cross-fitted", predictor, CV_FOLDS, model=model, rule=rule)
+    return Calibration("cross-fitted", predictor, fold_count(y_rows), model=model, rule=rule)
 
 
 @one_blas_thread
