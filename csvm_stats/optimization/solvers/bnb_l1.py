@@ -83,7 +83,7 @@ from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb_lp_end import run_lp_search
+from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.l1_margins import MarginLP
 from csvm_stats.optimization.solvers.outer_lp import LPPoint, OuterLP
@@ -100,7 +100,7 @@ COST_CUTS = True  # the single-point costs as rows of the node LPs (:meth:`_L1Se
 TIGHTEN_GAIN = 0.01  # relative fall of the incumbent since the last tightening that starts another
 
 
-class _L1Search:
+class _L1Search(LPSearchClock):
     """One branch-and-bound run (module docstring)."""
 
     def __init__(self, problem: MIQP, options: SolverOptions, watch: Stopwatch) -> None:
@@ -153,22 +153,6 @@ class _L1Search:
             for k, col in enumerate(problem.indicators.binary):
                 self.row_of[int(col) - self.z_cols[0]] = self.lp.n_base + k
         self.row_on = np.zeros(n_j, dtype=bool)  # indicator rows switched on (lower end 1)
-
-    # ------------------------------------------------------------ clock and levels
-    def elapsed(self) -> float:
-        """Seconds on the limit's clock; raises ``KeyboardInterrupt`` after Ctrl-C."""
-        if self.interrupted:
-            raise KeyboardInterrupt
-        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
-
-    def out_of_time(self) -> bool:
-        return self.elapsed() >= self.options.time_limit
-
-    def prune_level(self) -> float:
-        """A node whose bound reaches this cannot hold a point better than the incumbent by the gap."""
-        if self.best is None:
-            return math.inf
-        return self.best[0] - self.options.mip_gap * abs(self.best[0])
 
     # ------------------------------------------------------------ incumbents
     def _accept(self, x: np.ndarray) -> bool:

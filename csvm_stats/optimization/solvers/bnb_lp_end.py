@@ -1,4 +1,4 @@
-"""How the LP-node searches of bnb (multiclass: :mod:`~csvm_stats.optimization.solvers.bnb_multiclass`;
+"""The clock and the end of the LP-node searches of bnb (multiclass: :mod:`~csvm_stats.optimization.solvers.bnb_multiclass`;
 L1-norm: :mod:`~csvm_stats.optimization.solvers.bnb_l1`) run and report: one function for both.
 
 The search runs with Ctrl-C setting its ``interrupted`` flag (bnb's
@@ -24,6 +24,32 @@ from csvm_stats.optimization.solvers.base import (
     search_end,
 )
 from csvm_stats.optimization.solvers.bnb import BnbBackend, _sigint_sets_flag
+
+
+class LPSearchClock:
+    """The clock and prune level both LP-node searches share (mixed into their search classes, which set
+    ``interrupted``, ``watch``, ``options`` and ``best``)."""
+
+    interrupted: bool
+    watch: Stopwatch
+    options: Any
+    best: tuple[float, Any] | None
+
+    def elapsed(self) -> float:
+        """Seconds on the limit's clock; raises ``KeyboardInterrupt`` after Ctrl-C."""
+        if self.interrupted:
+            raise KeyboardInterrupt
+        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+
+    def out_of_time(self) -> bool:
+        return self.elapsed() >= self.options.time_limit
+
+    def prune_level(self) -> float:
+        """A node whose bound reaches this cannot hold a point better than the incumbent by the gap."""
+        if self.best is None:
+            return math.inf
+        return self.best[0] - self.options.mip_gap * abs(self.best[0])
+
 
 EXHAUSTED = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"
 

@@ -57,7 +57,7 @@ from csvm_stats.multiclass.warmstart import class_margins, shifted_start
 from csvm_stats.optimization.problem import MIQP, MulticlassData
 from csvm_stats.optimization.solvers._common import Stopwatch
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb_lp_end import run_lp_search
+from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
 
@@ -71,7 +71,7 @@ VIOLATION_TOL = 1e-6  # relative violation of the MIQP's rows an incumbent may h
 ROOT_COST_SHARE = 0.3  # share of the time limit the root's single-point costs may take
 
 
-class _MulticlassSearch:
+class _MulticlassSearch(LPSearchClock):
     """One branch-and-bound run (module docstring)."""
 
     def __init__(self, problem: MIQP, options: SolverOptions, watch: Stopwatch) -> None:
@@ -96,19 +96,6 @@ class _MulticlassSearch:
         self.cost = np.full(self.z_cols.size, -math.inf)  # c_j: a bound of every point with z_j = 1 (root costs)
         if problem.start is not None:
             self._accept(problem.start)
-
-    # ------------------------------------------------------------ clock and levels
-    def elapsed(self) -> float:
-        """Seconds on the limit's clock; raises ``KeyboardInterrupt`` after Ctrl-C."""
-        if self.interrupted:
-            raise KeyboardInterrupt
-        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
-
-    def prune_level(self) -> float:
-        """A node whose bound reaches this cannot hold a point better than the incumbent by the gap."""
-        if self.best is None:
-            return math.inf
-        return self.best[0] - self.options.mip_gap * abs(self.best[0])
 
     # ------------------------------------------------------------ incumbents
     def _accept(self, x: np.ndarray) -> None:

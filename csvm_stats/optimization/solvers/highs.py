@@ -37,6 +37,24 @@ def _import_highs():
     return highspy
 
 
+def set_colwise_matrix(highs, lp, A) -> None:
+    """Put the constraint matrix ``A`` (a scipy CSC matrix) into the HighsLp ``lp``, column-wise."""
+    lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(float)
+
+
+def quiet_model(highs, lp, threads: int | None):
+    """A HiGHS instance without output (and with ``threads`` when given) holding ``lp``."""
+    model = highs.Highs()
+    model.setOptionValue("output_flag", False)
+    if threads is not None:
+        model.setOptionValue("threads", int(threads))
+    model.passModel(lp)
+    return model
+
+
 @cache
 def _highs_version() -> str:
     """HiGHS's version, from a first instance whose copyright banner is kept off stdout.
@@ -126,10 +144,7 @@ class HighsBackend:
         lp.col_upper_ = np.where(np.isfinite(problem.ub), problem.ub, INF)
         lp.row_lower_ = np.where(np.isfinite(problem.row_lo), problem.row_lo, -INF)
         lp.row_upper_ = np.where(np.isfinite(problem.row_hi), problem.row_hi, INF)
-        lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
+        set_colwise_matrix(highs, lp, A)
         if problem.binary.size:
             integrality = np.full(problem.n_vars, highs.HighsVarType.kContinuous)
             integrality[problem.binary] = highs.HighsVarType.kInteger

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from csvm_stats.optimization.problem import CSVMData
 from csvm_stats.optimization.solvers._common import INF
-from csvm_stats.optimization.solvers.highs import _highs_version, _import_highs
+from csvm_stats.optimization.solvers.highs import _highs_version, _import_highs, quiet_model, set_colwise_matrix
 from csvm_stats.optimization.tightening import UPPER_SLACK
 
 LP_SLACK = 1e-6  # subtracted (relative to 1 + |value|) from an LP's least margin against its tolerances
@@ -68,16 +68,9 @@ class MarginLP:
         lp.col_upper_ = np.full(self.n_cols, INF)
         lp.row_lower_ = np.r_[np.ones(n_i), -INF]
         lp.row_upper_ = np.r_[np.full(n_i, INF), INF]
-        lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
-        model = highs.Highs()
-        model.setOptionValue("output_flag", False)
+        set_colwise_matrix(highs, lp, A)
+        model = quiet_model(highs, lp, threads)
         model.setOptionValue("simplex_strategy", 1)  # dual simplex: measured faster than the primal here
-        if threads is not None:
-            model.setOptionValue("threads", int(threads))
-        model.passModel(lp)
         self.model, self.highs = model, highs
         self.columns = np.arange(self.n_cols, dtype=np.int32)
         self.solves = 0

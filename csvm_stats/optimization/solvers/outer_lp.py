@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers._common import INF
-from csvm_stats.optimization.solvers.highs import _highs_version, _import_highs
+from csvm_stats.optimization.solvers.highs import _highs_version, _import_highs, quiet_model, set_colwise_matrix
 
 CUT_SHARE = 0.1  # the tangents left out in a round may undercut the objective by this share of the tolerance in all
 
@@ -103,15 +103,8 @@ class OuterLP:
         lp.col_lower_ = np.r_[_finite(problem.lb), np.zeros(nq)]
         lp.col_upper_ = np.r_[_finite(problem.ub), _finite(reach)]
         lp.row_lower_, lp.row_upper_ = _finite(lo), _finite(hi)
-        lp.a_matrix_.format_ = highs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = Ac.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = Ac.indices.astype(np.int32)
-        lp.a_matrix_.value_ = Ac.data.astype(float)
-        model = highs.Highs()
-        model.setOptionValue("output_flag", False)
-        if threads is not None:
-            model.setOptionValue("threads", int(threads))
-        model.passModel(lp)
+        set_colwise_matrix(highs, lp, Ac)
+        model = quiet_model(highs, lp, threads)
         self.model, self.highs = model, highs
         self.indicator_on = np.zeros(0 if ind is None else ind.rhs.size, dtype=bool)
         self.cuts = 0
