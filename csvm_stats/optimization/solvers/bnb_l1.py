@@ -83,7 +83,11 @@ from csvm_stats.optimization.intercept_shift import best_shift
 from csvm_stats.optimization.problem import MIQP, CSVMData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, run_lp_search
+from csvm_stats.optimization.solvers.bnb_lp_end import (
+    LPSearchClock,
+    count_bound,
+    run_lp_search,
+)
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.l1_margins import MarginLP
 from csvm_stats.optimization.solvers.outer_lp import LPPoint, OuterLP
@@ -282,23 +286,7 @@ class _L1Search(LPSearchClock):
         """Count bounds per requirement (module docstring): the node's bound from the single-point costs
         (``inf``: no point), after dropping the free points whose cost reaches the prune level and forcing the rest
         of a requirement that needs all its free points."""
-        dropped |= ~forced & (self.cost >= self.prune_level())
-        bound = float(self.cost[forced].max(initial=-math.inf))
-        changed = True
-        while changed:
-            changed = False
-            for members, count in zip(self.members, self.counts):
-                free = members[~forced[members] & ~dropped[members]]
-                need = count - int(forced[members].sum())
-                if need > free.size:
-                    return math.inf
-                if need == free.size and need > 0:
-                    forced[free] = True
-                    bound = max(bound, float(self.cost[free].max()))
-                    changed = True
-                elif need > 0:
-                    bound = max(bound, float(np.partition(self.cost[free], need - 1)[need - 1]))
-        return bound
+        return count_bound(self.cost, forced, dropped, list(zip(self.members, self.counts)), self.prune_level())
 
     def root_costs(self, point: LPPoint) -> None:
         r"""Single-point costs :math:`c_j` for the free points short of margin 1 at the root's LP point (least

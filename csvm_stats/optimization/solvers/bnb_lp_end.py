@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import (
@@ -49,6 +51,37 @@ class LPSearchClock:
         if self.best is None:
             return math.inf
         return self.best[0] - self.options.mip_gap * abs(self.best[0])
+
+
+def count_bound(cost: np.ndarray, forced: np.ndarray, dropped: np.ndarray,
+                groups: list[tuple[np.ndarray, int]], level: float) -> float:
+    r"""A node's bound from single-point costs :math:`c_j` (a bound of every point with :math:`z_j = 1`).
+
+    Drops (in ``dropped``, in place) the free points whose cost reaches the
+    prune ``level``; then each group (anchor members, required count) still
+    needs :math:`r = k - |F \cap G|` of its free points: more than it has is
+    infeasible (``inf``), exactly as many forces them all (in ``forced``, in
+    place; repeated until no group forces more, as groups may overlap), and
+    otherwise the r-th smallest free cost bounds the node. The bound is the
+    largest of these and of the forced points' costs.
+    """
+    dropped |= ~forced & (cost >= level)
+    bound = float(cost[forced].max(initial=-math.inf))
+    changed = True
+    while changed:
+        changed = False
+        for members, count in groups:
+            free = members[~forced[members] & ~dropped[members]]
+            need = count - int(forced[members].sum())
+            if need > free.size:
+                return math.inf
+            if need == free.size and need > 0:
+                forced[free] = True
+                bound = max(bound, float(cost[free].max()))
+                changed = True
+            elif need > 0:
+                bound = max(bound, float(np.partition(cost[free], need - 1)[need - 1]))
+    return bound
 
 
 EXHAUSTED = "no choice of anchor points meeting the required counts admits a classifier (search exhausted)"

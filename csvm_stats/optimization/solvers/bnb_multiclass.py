@@ -57,7 +57,7 @@ from csvm_stats.multiclass.warmstart import class_margins, shifted_start
 from csvm_stats.optimization.problem import MIQP, MulticlassData
 from csvm_stats.optimization.solvers._common import Stopwatch
 from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
-from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, run_lp_search
+from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, count_bound, run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
 
@@ -134,19 +134,7 @@ class _MulticlassSearch(LPSearchClock):
         """Count bounds per class (module docstring): the node's bound from the single-point costs (``inf``:
         no point), after dropping the free points whose cost reaches the prune level and forcing the rest of a
         class that needs all its free points."""
-        dropped |= ~forced & (self.cost >= self.prune_level())
-        bound = float(self.cost[forced].max(initial=-math.inf))
-        for members, count in self.classes:
-            free = members[~forced[members] & ~dropped[members]]
-            need = count - int(forced[members].sum())
-            if need > free.size:
-                return math.inf
-            if need == free.size and need > 0:
-                forced[free] = True
-                bound = max(bound, float(self.cost[free].max()))
-            elif need > 0:
-                bound = max(bound, float(np.partition(self.cost[free], need - 1)[need - 1]))
-        return bound
+        return count_bound(self.cost, forced, dropped, self.classes, self.prune_level())
 
     def _relax(self, forced: np.ndarray, dropped: np.ndarray, level: float):
         """The node's LP point (:meth:`OuterLP.solve`) under its fixings."""
