@@ -180,6 +180,15 @@ def summarise(runs: list[dict]) -> dict:
     return out
 
 
+def draw(gen, prob, n: int, n_test: int, rng: np.random.Generator):
+    """Training and test rows of a truth: ``(X_tr, y_tr, X_te, y_te, p_te)`` (labels drawn from P(y = 1 | x))."""
+    X_tr, X_te = gen(rng, n), gen(rng, n_test)
+    p_tr, p_te = prob(X_tr), prob(X_te)
+    y_tr = (rng.random(n) < p_tr).astype(int)
+    y_te = (rng.random(n_test) < p_te).astype(int)
+    return X_tr, y_tr, X_te, y_te, p_te
+
+
 def synthetic(args) -> dict:
     table = {}
     for truth in args.truths:
@@ -187,11 +196,7 @@ def synthetic(args) -> dict:
         n = args.n_train or n
         runs, routes, cpu = [], set(), []
         for rep in range(args.reps):
-            rng = np.random.default_rng(1000 + rep)
-            X_tr, X_te = gen(rng, n), gen(rng, args.n_test)
-            p_tr, p_te = prob(X_tr), prob(X_te)
-            y_tr = (rng.random(n) < p_tr).astype(int)
-            y_te = (rng.random(args.n_test) < p_te).astype(int)
+            X_tr, y_tr, X_te, y_te, p_te = draw(gen, prob, n, args.n_test, np.random.default_rng(1000 + rep))
             probs, intervals, extra = run_methods(X_tr, y_tr, X_te, kernel, args, rep)
             runs.append(scores_of(y_te, probs, intervals, extra, p_te))
             routes.add(extra["route"])

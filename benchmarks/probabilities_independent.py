@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probabilities import run_methods, scores_of, sigmoid
+from probabilities import draw, run_methods, scores_of, sigmoid
 
 RESULTS = Path(__file__).resolve().parent / "results"
 B = np.array([1.2, -0.8, 0.6])
@@ -67,11 +67,7 @@ def main() -> None:
     for name, (gen, prob, kernel, n) in TRUTHS.items():
         runs = []
         for rep in range(args.reps):
-            rng = np.random.default_rng(5000 + rep)
-            X_tr, X_te = gen(rng, n), gen(rng, args.n_test)
-            p_tr, p_te = prob(X_tr), prob(X_te)
-            y_tr = (rng.random(n) < p_tr).astype(int)
-            y_te = (rng.random(args.n_test) < p_te).astype(int)
+            X_tr, y_tr, X_te, y_te, p_te = draw(gen, prob, n, args.n_test, np.random.default_rng(5000 + rep))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 probs, intervals, extra = run_methods(X_tr, y_tr, X_te, kernel, options, rep)
