@@ -198,11 +198,13 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return np.where(scores >= 0, self.classes_[1], self.classes_[0])
 
     def predict_proba(self, X) -> np.ndarray:
-        """Venn-Abers probabilities, columns in ``classes_`` order.
+        """Calibrated class probabilities, columns in ``classes_`` order.
 
-        The merged Venn-Abers probability of the route's score, calibrated on
-        the held-out sample (cross-fitted when it is small); the class rule is
-        the threshold, not ``P >= 1/2``.
+        Two classes: Platt's sigmoid of the route's decision value, fitted on
+        the held-out sample (cross-fitted when it is small), increasing in it,
+        so the class rule is ``P >= results_.probability_threshold``, not
+        ``P >= 1/2``; several classes: the route's per-class calibration
+        (:attr:`results_.calibration`).
 
         Parameters
         ----------
