@@ -62,7 +62,7 @@ score is tied with it. Missing or infinite predictors in new data are a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -182,9 +182,9 @@ class Calibration:
         ``decision``. ``predictor`` replaces the plain Venn-Abers fit (e.g. a bagged one)."""
         y01 = (np.asarray(labels) > 0).astype(float)
         va = VennAbers.fit(scores, y01) if predictor is None else predictor
-        plain = cls(method, va, folds, sigmoid=fit_sigmoid(scores, y01))
-        rule = RuleCheck.of(sample, plain.point(decision), decision >= 0, plain.threshold)
-        return cls(method, va, folds, rule=rule, sigmoid=plain.sigmoid)
+        calibration = cls(method, va, folds, sigmoid=fit_sigmoid(scores, y01))
+        rule = RuleCheck.of(sample, calibration.point(decision), decision >= 0, calibration.threshold)
+        return replace(calibration, rule=rule)
 
     def point(self, decision: np.ndarray) -> np.ndarray:
         r"""The point probability :math:`\sigma(a f + b)` of decision values f (a rule's own score; no ``model``)."""
