@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import pickle
@@ -315,6 +316,34 @@ def test_a_file_with_one_probability_score_still_loads_and_a_half_interval_score
     np.testing.assert_allclose(loaded.predict_proba(new).to_numpy(), results.predict_proba(new).to_numpy(), rtol=1e-12)
     with pytest.raises(ModelFileError, match="interval_intercept and prob_interval_coef"):
         load_model(_rewrite(path, tmp_path / "half.csvm", metadata=one_score))
+
+
+def test_the_recalibration_curvature_is_saved_read_and_checked(files, tmp_path):
+    """k of P = sigmoid(a eta + k g(eta) + b) round-trips; absent means 0; |k| > a (not increasing) is refused."""
+    data = _frame(240, 3)
+    results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)
+    model = results.calibration.model
+    k = model.slope / 2
+    results.calibration = dataclasses.replace(results.calibration, model=dataclasses.replace(model, curvature=k))
+    path = save_model(results, files["dir"] / "bent.csvm")
+    loaded = load_model(path)
+    assert loaded.probability_model.curvature == k
+    new = pd.read_parquet(files["new"])
+    np.testing.assert_allclose(loaded.predict_proba(new).to_numpy(), results.predict_proba(new).to_numpy(), rtol=1e-12)
+
+    def flat(meta):
+        del meta["calibration"]["model"]["curvature"]
+
+    plain = load_model(_rewrite(path, tmp_path / "plain.csvm", metadata=flat))
+    assert plain.probability_model.curvature == 0.0
+    assert plain.probability_model.predict(np.zeros((1, model.coef.size))) == pytest.approx(
+        1 / (1 + np.exp(-(model.slope * model.intercept + model.offset))))
+
+    def steep(meta):
+        meta["calibration"]["model"]["curvature"] = 2 * meta["calibration"]["model"]["slope"]
+
+    with pytest.raises(ModelFileError, match="curvature"):
+        load_model(_rewrite(path, tmp_path / "steep.csvm", metadata=steep))
 
 
 def test_tampered_calibration_is_refused(files, tmp_path):

@@ -223,16 +223,21 @@ def _probability_model(fields: Any, arrays: dict[str, np.ndarray], r: int) -> Pr
     _require(_is_integer(model.get("n")) and model["n"] >= 1, "calibration.model.n must be a positive integer")
     _require("prob_coef" in arrays and arrays["prob_coef"].shape == (r,), f"prob_coef must have {r} entries")
     _require(bool(np.all(np.isfinite(arrays["prob_coef"]))), "prob_coef must be finite")
+    curvature = model.get("curvature", 0.0)
+    _require(_is_number(curvature) and abs(float(curvature)) <= float(model["slope"]),
+             "calibration.model.curvature must be a number k with |k| <= slope (an increasing recalibration)")
     interval = "interval_intercept" in model
     _require(interval == ("prob_interval_coef" in arrays),
              "calibration.model.interval_intercept and prob_interval_coef come together")
     if not interval:  # an older file: one score for P and the interval
-        return ProbabilityModel(arrays["prob_coef"], *(float(v) for v in numbers), n=int(model["n"]))
+        return ProbabilityModel(arrays["prob_coef"], *(float(v) for v in numbers), n=int(model["n"]),
+                                curvature=float(curvature))
     _require(_is_number(model["interval_intercept"]), "calibration.model.interval_intercept must be a number")
     coef = arrays["prob_interval_coef"]
     _require(coef.shape == (r,) and bool(np.all(np.isfinite(coef))), f"prob_interval_coef must have {r} finite entries")
     return ProbabilityModel(arrays["prob_coef"], *(float(v) for v in numbers), n=int(model["n"]),
-                            interval_coef=coef, interval_intercept=float(model["interval_intercept"]))
+                            interval_coef=coef, interval_intercept=float(model["interval_intercept"]),
+                            curvature=float(curvature))
 
 
 

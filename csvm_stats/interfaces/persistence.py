@@ -54,8 +54,10 @@ A ZIP archive with exactly these members:
     "n_positive": int, "folds": int}`` describing the Venn-Abers calibration
     (:mod:`csvm_stats.probability.fit_calibration`), and ``"model":
     {"intercept": float, "slope": float, "offset": float, "penalty": float,
-    "n": int, "interval_intercept": float}``, the probability model beside the
-    rule (:mod:`csvm_stats.probability.score_model`); the Venn-Abers arrays
+    "n": int, "interval_intercept": float, "curvature": float}``, the
+    probability model beside the rule (:mod:`csvm_stats.probability.score_model`;
+    ``curvature`` k of the beta-calibration extension, written when not 0,
+    absent in older files: 0); the Venn-Abers arrays
     calibrate its interval score (``prob_interval_coef``,
     ``interval_intercept``: the held-out route's score fitted without H; absent
     on the cross-fitted route and in older files, where the single score
@@ -413,6 +415,8 @@ def save_model(results: CSVMResults, path: str | Path) -> Path:
             m = calibration.model
             metadata["calibration"]["model"] = {"intercept": m.intercept, "slope": m.slope, "offset": m.offset,
                                                 "penalty": m.penalty, "n": m.n}
+            if m.curvature:
+                metadata["calibration"]["model"]["curvature"] = m.curvature
             arrays["prob_coef"] = m.coef
             if m.interval_coef is not None:
                 metadata["calibration"]["model"]["interval_intercept"] = m.interval_intercept

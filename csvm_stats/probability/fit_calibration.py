@@ -7,8 +7,9 @@ Two routes, by the size of the held-out sample H:
   ``CSVM.from_formula(..., tpr_min=...).fit()``): a separate probability model
   (:mod:`csvm_stats.probability.score_model`): penalised logistic regression
   on the fit's feature map over :math:`I \cup J \cup H`, its penalty chosen
-  by cross-validated log loss, recalibrated by a sigmoid on the out-of-fold
-  scores. That gives the point probability P. The interval :math:`[p_0, p_1]`
+  by cross-validated log loss, recalibrated on the out-of-fold scores by
+  Platt's sigmoid or, when it fits clearly better, beta calibration
+  (:func:`~csvm_stats.probability.score_model.fit_recalibration`). That gives the point probability P. The interval :math:`[p_0, p_1]`
   is the inductive Venn-Abers predictor, calibrated on H alone, of the same
   regression fitted on :math:`I \cup J` alone (the mean of its
   cross-validation fold models, its own penalty): H was seen by neither that score nor the rule's direction, so
@@ -24,7 +25,9 @@ Two routes, by the size of the held-out sample H:
 * **cross-fitted** otherwise (H empty, small or of one class; e.g.
   ``CSVMClassifier()`` without a requirement, which puts every row in I): the
   same probability model, fitted on :math:`I \cup J` without needing H. P is
-  the sigmoid :math:`\sigma(a\,\eta + b)` fitted on the out-of-fold scores
+  the recalibration :math:`\sigma(a\,\eta + k\,g(\eta) + b)` (Platt's
+  sigmoid when k = 0; :func:`~csvm_stats.probability.score_model.fit_recalibration`)
+  fitted on the out-of-fold scores
   :math:`\eta_{-i}` of :math:`I \cup J` (each from the fold model of
   :func:`~csvm_stats.probability.score_model.fold_count` folds that did not
   see row i) and the scores of the rows of H, if any; its intercept
@@ -73,6 +76,7 @@ from csvm_stats.probability.score_model import (
     CV_FOLDS,
     ProbabilityModel,
     fit_probability_model,
+    fit_recalibration,
     fit_score,
     fit_sigmoid,
     fold_count,
@@ -330,13 +334,13 @@ def fit_cross_fitted_model(
     """The cross-fitted route's model (module docstring) and its calibration scores.
 
     The score of :func:`~csvm_stats.probability.score_model.fit_score` on the
-    rows of I u J (``features``, 0/1 labels ``y01``); the sigmoid of
-    :func:`~csvm_stats.probability.score_model.fit_sigmoid` on the
+    rows of I u J (``features``, 0/1 labels ``y01``); the recalibration of
+    :func:`~csvm_stats.probability.score_model.fit_recalibration` on the
     out-of-fold scores of those rows followed by the scores of the rows of H
     (``holdout_*``, possibly none). Returns the model and those scores, in
     that order (the pairs the Venn-Abers interval is fitted on).
     """
     coef, intercept, lam, out_of_fold = fit_score(features, y01, ordered=ordered)
     scores = np.r_[out_of_fold, np.asarray(holdout_features, dtype=float) @ coef + intercept]
-    a, b = fit_sigmoid(scores, np.r_[y01, holdout_y01])
-    return ProbabilityModel(coef, intercept, a, b, lam, int(y01.size)), scores
+    a, k, b = fit_recalibration(scores, np.r_[y01, holdout_y01])
+    return ProbabilityModel(coef, intercept, a, b, lam, int(y01.size), curvature=k), scores

@@ -33,13 +33,17 @@ map of the fit; :mod:`csvm_stats.optimization.kernels`):
    kernel, ridge-penalised logistic regression on the standardised columns.
 2. **Recalibration** (the point probability). The sigmoid
    :math:`P(y = 1 \mid x) = \sigma(a\,\eta(x) + b)` (Platt 1999, with Platt's
-   smoothed targets :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)`) is
-   fitted by maximum likelihood on the pairs :math:`(\eta_{-i}, y_i)`: every
-   pair is a prediction for a point its score did not see. Its score equation
-   for b makes the mean probability on these pairs equal to the mean smoothed
-   target, which is the base rate up to :math:`O(1/n)`: no base-rate bias (the
-   Venn-Abers merge :math:`p_1/(1 - p_0 + p_1)` over-predicts at low
-   prevalence; :mod:`csvm_stats.probability.venn_abers`).
+   smoothed targets :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)`), or,
+   when it fits clearly better, its beta-calibration extension
+   :math:`\sigma(a\,\eta + k\,g(\eta) + b)` with the even
+   :math:`g(\eta) = 2\log\cosh(\eta/2)` (increasing in :math:`\eta`;
+   :func:`fit_recalibration`), is fitted by maximum likelihood on the pairs
+   :math:`(\eta_{-i}, y_i)`: every pair is a prediction for a point its score
+   did not see. Its score equation for b makes the mean probability on these
+   pairs equal to the mean smoothed target, which is the base rate up to
+   :math:`O(1/n)`: no base-rate bias (the Venn-Abers merge
+   :math:`p_1/(1 - p_0 + p_1)` over-predicts at low prevalence;
+   :mod:`csvm_stats.probability.venn_abers`).
 3. **Interval score.** The same penalised logistic regression on
    :math:`I \cup J` alone (its centring, principal directions, penalty scale
    and cross-validated penalty all from :math:`I \cup J`;
@@ -105,10 +109,12 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ProbabilityModel:
-    r"""A fitted probability model: :math:`P = \sigma(a\,\eta + b)`, :math:`\eta = \phi^\top v + c` (module docstring).
+    r"""A fitted probability model: :math:`P = \sigma(a\,\eta + k\,g(\eta) + b)`, :math:`\eta = \phi^\top v + c`
+    (module docstring; :func:`fit_recalibration`).
 
     ``coef`` (v) has one entry per feature-map column, ``intercept`` is c,
-    ``slope`` and ``offset`` are a and b; ``penalty`` the chosen
+    ``slope``, ``curvature`` and ``offset`` are a, k and b (k = 0: Platt's
+    sigmoid, as in model files written before k existed); ``penalty`` the chosen
     :math:`\lambda` (absolute), ``n`` the rows of the score fit.
     ``interval_coef`` and ``interval_intercept`` give the score
     :math:`\eta_{IJ}` fitted on :math:`I \cup J` alone, the one the Venn-Abers
@@ -124,6 +130,7 @@ class ProbabilityModel:
     n: int = 0
     interval_coef: np.ndarray | None = None
     interval_intercept: float | None = None
+    curvature: float = 0.0
 
     def score(self, features: np.ndarray) -> np.ndarray:
         """The linear predictor :math:`\\eta(x)` of feature-map rows (the score P is a sigmoid of)."""
@@ -136,8 +143,9 @@ class ProbabilityModel:
         return np.asarray(features, dtype=float) @ self.interval_coef + self.interval_intercept
 
     def probability(self, score: np.ndarray) -> np.ndarray:
-        """The recalibrated probability :math:`\\sigma(a\\,\\eta + b)` of scores :math:`\\eta`."""
-        return sigmoid(self.slope * np.asarray(score, dtype=float) + self.offset)
+        """The recalibrated probability :math:`\\sigma(a\\,\\eta + k\\,g(\\eta) + b)` of scores :math:`\\eta`
+        (:func:`recalibration_logit`; k = 0 is Platt's sigmoid)."""
+        return sigmoid(recalibration_logit(score, self.slope, self.curvature, self.offset))
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """P(y = 1 | x) of feature-map rows."""
@@ -296,9 +304,7 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
     Constant scores give a = 0 and b the logit of the smoothed base rate.
     """
     s = np.asarray(scores, dtype=float)
-    n_pos = float(y01.sum())
-    n_neg = float(y01.size - n_pos)
-    target = np.where(y01 > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    target = _smoothed_targets(y01)
     base = float(np.log(target.mean() / (1.0 - target.mean())))
     spread = float(np.ptp(s)) if s.size else 0.0
     if spread <= CONSTANT_TOL * max(1.0, float(np.max(np.abs(s)))):
@@ -308,6 +314,93 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
     a_u, b_u = logistic_kernels.platt_newton(u, target, 1.0, base, NEWTON_STEPS, NEWTON_TOL)
     a = a_u / scale
     return float(a), float(b_u - a * centre)
+
+
+def bowl(score: np.ndarray) -> np.ndarray:
+    r""":math:`g(\eta) = 2\log\cosh(\eta/2) = \operatorname{sp}(\eta) + \operatorname{sp}(-\eta) - 2\log 2`
+    (:math:`\operatorname{sp}(t) = \log(1 + e^t)`): even, :math:`g(0) = 0`, :math:`g'(\eta) = \tanh(\eta/2)`."""
+    t = np.abs(np.asarray(score, dtype=float))
+    return t + 2.0 * np.log1p(np.exp(-t)) - 2.0 * np.log(2.0)
+
+
+def recalibration_logit(score: np.ndarray, slope: float, curvature: float, offset: float) -> np.ndarray:
+    r"""The logit :math:`a\,\eta + k\,g(\eta) + b` of the recalibrated probability (:func:`fit_recalibration`)."""
+    eta = np.asarray(score, dtype=float)
+    logit = slope * eta + offset
+    return logit + curvature * bowl(eta) if curvature else logit
+
+
+def _log_loss(logit: np.ndarray, target: np.ndarray) -> float:
+    return float(np.sum(np.logaddexp(0.0, logit) - target * logit))
+
+
+def _smoothed_targets(y01: np.ndarray) -> np.ndarray:
+    """Platt's targets :math:`(N_+ + 1)/(N_+ + 2)` for positives and :math:`1/(N_- + 2)` for negatives."""
+    n_pos = float(np.sum(y01 > 0))
+    n_neg = float(y01.size - n_pos)
+    return np.where(y01 > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+
+
+def _logistic_fit(columns: list[np.ndarray], target: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Unpenalised logistic regression of ``target`` on an intercept and ``columns`` (each scaled to unit
+    spread for the Newton steps, the coefficients returned on the original scale; intercept first)."""
+    scales = np.array([1.0] + [max(float(np.std(c)), 1e-300) for c in columns])
+    Z = np.column_stack([np.ones(target.size), *columns]) / scales
+    beta = logistic_kernels.newton_logistic(Z, np.ascontiguousarray(Z.T), target, 0.0, start * scales,
+                                            NEWTON_STEPS, NEWTON_TOL)
+    return beta / scales
+
+
+def fit_recalibration(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float, float]:
+    r"""Step 2 of the module docstring: ``(a, k, b)`` of :math:`P = \sigma(a\,\eta + k\,g(\eta) + b)` on pairs.
+
+    Platt's sigmoid (k = 0, :func:`fit_sigmoid`) or, when it fits the pairs
+    clearly better, its one-parameter extension by the even function
+    :func:`bowl` :math:`g`: beta calibration (Kull, Silva Filho and Flach
+    2017) of :math:`s = \sigma(\eta)`, whose logit
+    :math:`c_1 \log s - c_0 \log(1 - s) + c` is
+    :math:`a\,\eta + k\,g(\eta) + b` with :math:`a = (c_0 + c_1)/2`,
+    :math:`k = (c_0 - c_1)/2` (up to the constant). It lets the two tails of
+    the score have their own slopes (:math:`a - k` on the negative side,
+    :math:`a + k` on the positive). Both are fitted by maximum likelihood
+    against Platt's smoothed targets; the extension is kept when its log
+    likelihood is higher by more than 1 (Akaike's criterion for one more
+    parameter), and only as an increasing map of :math:`\eta`
+    (:math:`|k| \le a`: the derivative is :math:`a + k \tanh(\eta/2)`); when
+    the unconstrained optimum breaks that, the constrained optimum lies on a
+    face :math:`k = \pm a` and both faces are fitted.
+
+    Why: on development splits of ``benchmarks/probabilities.py``
+    (``StratifiedShuffleSplit(10, test_size=0.2, random_state=101)``, default
+    formula path) the extension lowered the mean Brier score on banknote by
+    4.4% (the criterion chose it on 10 of 10 splits) and left the other data
+    sets within +0.5% (australian) to -0.4% (churn); always using it raised
+    the Brier score on four of them by 0.5% to 1.5%.
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(y01, dtype=float)
+    a, b = fit_sigmoid(s, y)
+    if not a > 0:  # a score that does not rank (or is constant): Platt's sigmoid, nothing to bend
+        return a, 0.0, b
+    target = _smoothed_targets(y)
+    g = bowl(s)
+    platt_loss = _log_loss(a * s + b, target)
+    candidates = []
+    b_full, a_full, k_full = _logistic_fit([s, g], target, np.array([b, a, 0.0]))
+    if abs(k_full) <= a_full:
+        candidates.append((a_full, k_full, b_full))
+    else:
+        for side in (1.0, -1.0):  # the faces k = +a and k = -a: one column s + side * g
+            b_face, a_face = _logistic_fit([s + side * g], target, np.array([b, a]))
+            if a_face > 0:
+                candidates.append((a_face, side * a_face, b_face))
+    best = (a, 0.0, b)
+    best_loss = platt_loss - 1.0  # Akaike: one more parameter must gain more than 1 in log likelihood
+    for cand in candidates:
+        loss = _log_loss(recalibration_logit(s, *cand), target)
+        if np.isfinite(loss) and loss < best_loss:
+            best, best_loss = cand, loss
+    return tuple(float(v) for v in best)
 
 
 @one_blas_thread
@@ -345,10 +438,10 @@ def fit_probability_model(
     start, g, out_of_fold = _cross_validated(Z, y_all)
     lam = PENALTY_GRID[g] * _trace(Z)
     beta = _newton_logistic(Z, np.ascontiguousarray(Z.T), y_all, lam, start)
-    a, b = fit_sigmoid(out_of_fold, y_all)
+    a, k, b = fit_recalibration(out_of_fold, y_all)
     design_ij = _Design.of(X, ordered)  # centring, directions and penalty scale from I u J too: nothing of H
     Z_ij = design_ij.matrix(X)
     beta_ij, _, _ = _cross_validated(Z_ij, y, INTERVAL_PATH_STEPS)  # the mean of the fold models: no refit
     v, c = design.coefficients(beta, r)
     v_ij, c_ij = design_ij.coefficients(beta_ij, r)
-    return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij), design_ij.matrix(X_h) @ beta_ij
+    return ProbabilityModel(v, c, a, b, lam, int(y_all.size), v_ij, c_ij, k), design_ij.matrix(X_h) @ beta_ij
