@@ -8,8 +8,8 @@
 #   anchor sample J and a held-out sample H), a **probability model fitted
 #   beside the rule**: penalised logistic regression on the same columns (or
 #   the same kernel feature map) over all the rows, I, J and H, its penalty
-#   chosen by cross-validated log loss, recalibrated by a sigmoid on
-#   out-of-fold scores. With it comes an interval [p0, p1]: the inductive
+#   chosen by cross-validated log loss, recalibrated on out-of-fold scores
+#   by a sigmoid (or by beta calibration when it fits them clearly better). With it comes an interval [p0, p1]: the inductive
 #   **Venn-Abers** predictor (Vovk and Petej 2014), calibrated on H, of the
 #   same regression fitted on I and J alone (the mean of its
 #   cross-validation fold models, not a refit), so that neither that score
@@ -85,7 +85,7 @@ print(f"test tumours called malignant with P < 1/2: {int((called & ~more_probabl
 # calibrated on H; the point probability is a smoother fit that uses every
 # row. Without a requirement (`CSVMClassifier()`, or `fractions=(1, 0, 0)`)
 # there is no held-out sample; the same probability model is then cross-fitted:
-# its sigmoid and interval are fitted on its own out-of-fold scores (no CSVM
+# its recalibration and interval are fitted on its own out-of-fold scores (no CSVM
 # refit; the interval then has no finite-sample guarantee), and the summary
 # counts the disagreements on every row (`benchmarks/probabilities_crossfit.py`).
 

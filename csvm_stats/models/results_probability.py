@@ -57,7 +57,7 @@ class ProbabilityResults:
         A logistic probability model, recalibrated: on I u J u H with the
         Venn-Abers interval on H of the same regression fitted on I u J alone
         (the mean of its cross-validation fold models, not a refit) when H has
-        enough points of both classes, else on I u J, cross-fitted (sigmoid and
+        enough points of both classes, else on I u J, cross-fitted (recalibration and
         interval on its out-of-fold scores; no CSVM refit).
         """
         return calibrate(self)
@@ -154,7 +154,7 @@ class ProbabilityResults:
         held-out route ``p`` comes from the probability model beside the rule
         and need not lie in [p0, p1], nor agree with the rule's class
         (``calibration.rule`` counts how often); without a held-out sample
-        (cross-fitted route) the same model's sigmoid and interval are fitted on
+        (cross-fitted route) the same model's recalibration and interval are fitted on
         its out-of-fold scores, and the interval has no finite-sample guarantee.
         ``method="ebb" | "cebb1" | "cebb2"``: the paper's bootstrap ensembles
         (:meth:`probability_ensemble`; ``n_bootstrap``, ``random_state`` and
