@@ -45,10 +45,10 @@ Two routes, by the size of the held-out sample H:
   Venn-Abers of the CSVM refitted on 5 folds, leaned high at low prevalence
   - the merge gives :math:`(k+1)/(m+2)`, not :math:`k/m`, on a block of m
   points with k positives; +0.009 at 15% positives, above in 18 of 20
-  repetitions - cost 5 CSVM refits, and had 1.08x-7.5x the mean squared
+  repetitions - cost 5 CSVM refits, and had 1.09x-7.0x the mean squared
   error to the true probability of this route on the eight synthetic truths
   of ``benchmarks/probabilities_crossfit.py``, where this route had
-  0.18x-1.00x that of tuned Platt scaling.)
+  0.19x-0.98x that of tuned Platt scaling.)
 
 Edges: H of one class or of fewer than :data:`MIN_HOLDOUT` points takes the
 cross-fitted route; fewer than :data:`MIN_CALIBRATION` points, or one class,
