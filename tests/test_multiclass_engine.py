@@ -40,8 +40,28 @@ def _difference_row(x, own, rival, K, n):
     return a
 
 
+def _anchors_separable(anchor: list[np.ndarray], n_free: int) -> bool:
+    """Whether the forced anchor rows alone admit a solution (an LP, scipy's HiGHS: independent of the library)."""
+    from scipy.optimize import linprog
+
+    if not anchor:
+        return True
+    A = np.array(anchor)[:, :n_free]
+    res = linprog(np.zeros(n_free), A_ub=-A, b_ub=-np.ones(len(anchor)), bounds=[(None, None)] * n_free,
+                  method="highs")
+    if res.status not in (0, 2):
+        raise AssertionError(f"brute force: the feasibility LP of an anchor set failed ({res.message})")
+    return res.status == 0
+
+
 def brute_force(X_i, y_i, X_j, y_j, C, counts, K=3):
-    """Enumerate the anchor indicators; solve each convex QP with SLSQP (exact gradients); the best objective."""
+    """Enumerate the anchor indicators; solve each convex QP with SLSQP (exact gradients); the best objective.
+
+    A subset whose forced anchors cannot all reach margin 1 (an LP says so) is
+    skipped; on any other subset the QP must solve - SLSQP, then
+    trust-constr if SLSQP fails - or the brute force stops with an error
+    (a failed subproblem silently skipped could hide the optimum).
+    """
     from scipy.optimize import Bounds, LinearConstraint
 
     p, n_i = X_i.shape[1], y_i.size
@@ -59,18 +79,25 @@ def brute_force(X_i, y_i, X_j, y_j, C, counts, K=3):
         if any(z[y_j[members] == k].sum() < c for k, c in counts.items()):
             continue
         anchor = [_difference_row(X_j[j], y_j[j], k, K, n) for j in members[z == 1] for k in set(range(K)) - {y_j[j]}]
+        if not _anchors_separable(anchor, K * p + K):
+            continue
         A = np.array(train + anchor)
-        res = minimize(
-            lambda v: np.sum(v[: K * p] ** 2) + C * np.sum(v[K * p + K :]),
-            np.r_[np.zeros(K * p + K), np.full(n_i, 10.0)],
+        problem = dict(
+            fun=lambda v: np.sum(v[: K * p] ** 2) + C * np.sum(v[K * p + K :]),
+            x0=np.r_[np.zeros(K * p + K), np.full(n_i, 10.0)],
             jac=lambda v: np.r_[2 * v[: K * p], np.zeros(K), np.full(n_i, C)],
-            method="SLSQP",
             constraints=[LinearConstraint(A, 1.0, np.inf)],
             bounds=Bounds(np.r_[np.full(K * p + K, -np.inf), np.zeros(n_i)], np.inf),
-            options={"maxiter": 5000, "ftol": 1e-12},
         )
-        if res.success:
-            best = min(best, res.fun)
+        res = minimize(**problem, method="SLSQP", options={"maxiter": 5000, "ftol": 1e-12})
+        if not res.success:
+            res = minimize(**problem, method="trust-constr",
+                           hess=lambda v: np.diag(np.r_[np.full(K * p, 2.0), np.zeros(K + n_i)]),
+                           options={"maxiter": 20000, "gtol": 1e-10, "xtol": 1e-12})
+        if not res.success or np.min(A @ res.x) < 1 - 1e-6:
+            raise AssertionError(f"brute force: the QP of anchor set {members[z == 1].tolist()} did not solve "
+                                 f"({res.message})")
+        best = min(best, res.fun)
     return best
 
 
