@@ -82,13 +82,13 @@ def brute_force(X_i, y_i, X_j, y_j, C, counts, K=3):
         if not _anchors_separable(anchor, K * p + K):
             continue
         A = np.array(train + anchor)
-        problem = dict(
-            fun=lambda v: np.sum(v[: K * p] ** 2) + C * np.sum(v[K * p + K :]),
-            x0=np.r_[np.zeros(K * p + K), np.full(n_i, 10.0)],
-            jac=lambda v: np.r_[2 * v[: K * p], np.zeros(K), np.full(n_i, C)],
-            constraints=[LinearConstraint(A, 1.0, np.inf)],
-            bounds=Bounds(np.r_[np.full(K * p + K, -np.inf), np.zeros(n_i)], np.inf),
-        )
+        problem = {
+            "fun": lambda v: np.sum(v[: K * p] ** 2) + C * np.sum(v[K * p + K :]),
+            "x0": np.r_[np.zeros(K * p + K), np.full(n_i, 10.0)],
+            "jac": lambda v: np.r_[2 * v[: K * p], np.zeros(K), np.full(n_i, C)],
+            "constraints": [LinearConstraint(A, 1.0, np.inf)],
+            "bounds": Bounds(np.r_[np.full(K * p + K, -np.inf), np.zeros(n_i)], np.inf),
+        }
         res = minimize(**problem, method="SLSQP", options={"maxiter": 5000, "ftol": 1e-12})
         if not res.success:
             res = minimize(**problem, method="trust-constr",
