@@ -104,3 +104,15 @@ def test_probability_model_applies_the_curvature():
     eta = np.array([-2.0, 0.0, 3.0])
     assert m.probability(eta) == pytest.approx(sigmoid(eta + 0.5 * bowl(eta) + 0.2))
     assert ProbabilityModel(np.zeros(2), 0.0, 1.0, 0.2).probability(eta) == pytest.approx(sigmoid(eta + 0.2))
+
+
+@pytest.mark.parametrize("centre", [100.0, -100.0, 40.0])
+def test_scores_far_to_one_side_of_zero_stay_finite(centre):
+    """There g(eta) = |eta| - 2 log 2 is collinear with eta and the intercept: a face's column is constant."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(200) < 0.5).astype(float)
+    s = rng.normal(centre, 5.0, 200) + 3.0 * y
+    a, k, b = fit_recalibration(s, y)
+    p = sigmoid(recalibration_logit(s, a, k, b))
+    assert np.all(np.isfinite(p)) and a > 0 and abs(k) <= a
+    assert p.mean() == pytest.approx(_targets(y).mean(), abs=1e-6)

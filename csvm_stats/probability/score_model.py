@@ -341,14 +341,21 @@ def _smoothed_targets(y01: np.ndarray) -> np.ndarray:
     return np.where(y01 > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
 
 
-def _logistic_fit(columns: list[np.ndarray], target: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Unpenalised logistic regression of ``target`` on an intercept and ``columns`` (each scaled to unit
-    spread for the Newton steps, the coefficients returned on the original scale; intercept first)."""
-    scales = np.array([1.0] + [max(float(np.std(c)), 1e-300) for c in columns])
+def _logistic_fit(columns: list[np.ndarray], target: np.ndarray, start: np.ndarray) -> np.ndarray | None:
+    r"""Unpenalised logistic regression of ``target`` on an intercept and ``columns`` (each scaled to unit
+    spread for the Newton steps, the coefficients returned on the original scale; intercept first).
+
+    None when a column is constant (its coefficient is not identified, e.g.
+    :math:`\eta - g(\eta)` when every score is far above 0) or the fit is not finite.
+    """
+    spreads = [float(np.std(c)) for c in columns]
+    if any(sd <= CONSTANT_TOL * max(1.0, float(np.max(np.abs(c)))) for sd, c in zip(spreads, columns)):
+        return None
+    scales = np.array([1.0, *spreads])
     Z = np.column_stack([np.ones(target.size), *columns]) / scales
     beta = logistic_kernels.newton_logistic(Z, np.ascontiguousarray(Z.T), target, 0.0, start * scales,
                                             NEWTON_STEPS, NEWTON_TOL)
-    return beta / scales
+    return beta / scales if np.all(np.isfinite(beta)) else None
 
 
 def fit_recalibration(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float, float]:
@@ -368,7 +375,9 @@ def fit_recalibration(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float
     parameter), and only as an increasing map of :math:`\eta`
     (:math:`|k| \le a`: the derivative is :math:`a + k \tanh(\eta/2)`); when
     the unconstrained optimum breaks that, the constrained optimum lies on a
-    face :math:`k = \pm a` and both faces are fitted.
+    face :math:`k = \pm a` and both faces are fitted (as when :math:`g` and
+    :math:`\eta` are collinear, every score far to one side of 0; a face whose
+    column is constant there is skipped).
 
     Why: on development splits of the 11 data sets of
     ``benchmarks/probabilities.py`` (``StratifiedShuffleSplit(10,
@@ -390,14 +399,14 @@ def fit_recalibration(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float
     g = bowl(s)
     platt_loss = _log_loss(a * s + b, target)
     candidates = []
-    b_full, a_full, k_full = _logistic_fit([s, g], target, np.array([b, a, 0.0]))
-    if abs(k_full) <= a_full:
-        candidates.append((a_full, k_full, b_full))
-    else:
+    full = _logistic_fit([s, g], target, np.array([b, a, 0.0]))
+    if full is not None and abs(full[2]) <= full[1]:
+        candidates.append((full[1], full[2], full[0]))
+    else:  # the optimum breaks |k| <= a, or s and g are collinear: the two faces (each checks its column)
         for side in (1.0, -1.0):  # the faces k = +a and k = -a: one column s + side * g
-            b_face, a_face = _logistic_fit([s + side * g], target, np.array([b, a]))
-            if a_face > 0:
-                candidates.append((a_face, side * a_face, b_face))
+            face = _logistic_fit([s + side * g], target, np.array([b, a]))
+            if face is not None and face[1] > 0:
+                candidates.append((face[1], side * face[1], face[0]))
     best = (a, 0.0, b)
     best_loss = platt_loss - 1.0  # Akaike: one more parameter must gain more than 1 in log likelihood
     for cand in candidates:
