@@ -346,6 +346,24 @@ def test_the_recalibration_curvature_is_saved_read_and_checked(files, tmp_path):
         load_model(_rewrite(path, tmp_path / "steep.csvm", metadata=steep))
 
 
+def test_a_score_that_does_not_rank_saves_and_loads(files, tmp_path):
+    """A negative Platt slope (the out-of-fold scores of pure noise) is a legal model: k = 0 is not checked
+    against it."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame(rng.standard_normal((60, 3)), columns=["x1", "x2", "x3"]).assign(
+        y=np.where(rng.random(60) < 0.5, "case", "control"))
+    results = CSVM.from_formula("y ~ x1 + x2 + x3", data).fit(random_state=0)
+    model = results.calibration.model
+    if model.slope >= 0:  # make it negative: the check must not depend on which way noise fell
+        results.calibration = dataclasses.replace(
+            results.calibration, model=dataclasses.replace(model, slope=-abs(model.slope) - 0.1, curvature=0.0))
+    path = save_model(results, files["dir"] / "noise.csvm")
+    loaded = load_model(path)
+    assert loaded.probability_model.slope < 0 and loaded.probability_model.curvature == 0.0
+    np.testing.assert_allclose(loaded.predict_proba(data).to_numpy(), results.predict_proba(data).to_numpy(),
+                               rtol=1e-12)
+
+
 def test_tampered_calibration_is_refused(files, tmp_path):
     data = pd.read_csv(files["train"])
     results = CSVM.from_formula(FORMULA, data, tpr_min=0.8, bound="binomial").fit(random_state=0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from csvm_stats.probability.score_model import (
@@ -76,6 +76,7 @@ def test_the_extension_must_gain_more_than_one_in_log_likelihood():
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.0, 3.0), st.floats(0.0, 3.0), st.floats(-3.0, 3.0),
        st.integers(20, 400))
+@example(8025, 0.0, 0.0, -3.0, 20)  # undamped Newton ran Platt's fit off to a = -1e10 here
 def test_always_increasing_and_matching_the_smoothed_base_rate(seed, slope_neg, slope_pos, offset, n):
     s, y = _pairs(n, seed, slope_neg, slope_pos, offset)
     if y.min() == y.max():
@@ -116,3 +117,39 @@ def test_scores_far_to_one_side_of_zero_stay_finite(centre):
     p = sigmoid(recalibration_logit(s, a, k, b))
     assert np.all(np.isfinite(p)) and a > 0 and abs(k) <= a
     assert p.mean() == pytest.approx(_targets(y).mean(), abs=1e-6)
+
+
+def _scipy_recalibration(s: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Log losses of Platt's fit and of the constrained extension by an independent optimiser (scipy)."""
+    from scipy.optimize import minimize
+
+    t = _targets(y)
+    F = np.column_stack([-np.logaddexp(0.0, -s), np.logaddexp(0.0, s), np.ones_like(s)])  # c1 log s - c0 log(1-s) + c
+
+    def best(columns, bounds, x0):
+        loss = lambda w: float(np.sum(np.logaddexp(0, columns @ w) - t * (columns @ w)))  # noqa: E731
+        grad = lambda w: columns.T @ (sigmoid(columns @ w) - t)  # noqa: E731
+        return minimize(loss, x0, jac=grad, method="L-BFGS-B", bounds=bounds,
+                        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10_000}).fun
+
+    platt = best(np.column_stack([s, np.ones_like(s)]), [(None, None)] * 2, np.zeros(2))
+    extension = best(F, [(0, None), (0, None), (None, None)], np.array([1.0, 1.0, 0.0]))
+    return platt, extension
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_choice_and_the_fit_agree_with_an_independent_optimiser(seed):
+    """Against scipy's constrained optimum: the same log loss (1e-6 relative), and the extension chosen exactly
+    when it gains more than 1 (cases on both sides of the threshold; a gain within 1e-3 of 1 is not judged)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(80, 600))
+    s = rng.normal(rng.uniform(-1, 1), rng.uniform(1, 4), n)
+    bend = rng.choice([0.0, 0.3, 0.6])
+    y = (rng.random(n) < sigmoid(recalibration_logit(s, 1.0, bend * rng.choice([-1, 1]), 0.2))).astype(float)
+    platt, extension = _scipy_recalibration(s, y)
+    gain = platt - extension
+    a, k, b = fit_recalibration(s, y)
+    ours = _loss(recalibration_logit(s, a, k, b), y)
+    if abs(gain - 1.0) > 1e-3:
+        assert (k != 0.0) == (gain > 1.0)
+        assert ours == pytest.approx(extension if gain > 1.0 else platt, rel=1e-6)

@@ -9,7 +9,8 @@
 #   beside the rule**: penalised logistic regression on the same columns (or
 #   the same kernel feature map) over all the rows, I, J and H, its penalty
 #   chosen by cross-validated log loss, recalibrated on out-of-fold scores
-#   by a sigmoid (or by beta calibration when it fits them clearly better). With it comes an interval [p0, p1]: the inductive
+#   by a sigmoid (or by beta calibration when Akaike's criterion prefers
+#   it). With it comes an interval [p0, p1]: the inductive
 #   **Venn-Abers** predictor (Vovk and Petej 2014), calibrated on H, of the
 #   same regression fitted on I and J alone (the mean of its
 #   cross-validation fold models, not a refit), so that neither that score

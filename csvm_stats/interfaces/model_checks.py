@@ -224,8 +224,8 @@ def _probability_model(fields: Any, arrays: dict[str, np.ndarray], r: int) -> Pr
     _require("prob_coef" in arrays and arrays["prob_coef"].shape == (r,), f"prob_coef must have {r} entries")
     _require(bool(np.all(np.isfinite(arrays["prob_coef"]))), "prob_coef must be finite")
     curvature = model.get("curvature", 0.0)
-    _require(_is_number(curvature) and abs(float(curvature)) <= float(model["slope"]),
-             "calibration.model.curvature must be a number k with |k| <= slope (an increasing recalibration)")
+    _require(_is_number(curvature) and (curvature == 0 or abs(float(curvature)) <= float(model["slope"])),
+             "calibration.model.curvature must be a number k, 0 or with |k| <= slope (an increasing recalibration)")
     interval = "interval_intercept" in model
     _require(interval == ("prob_interval_coef" in arrays),
              "calibration.model.interval_intercept and prob_interval_coef come together")

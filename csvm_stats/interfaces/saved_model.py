@@ -51,7 +51,7 @@ class SavedModel:
     calibration_method : str or None
         ``"held-out"`` or ``"cross-fitted"``.
     probability_model : ProbabilityModel or None
-        The logistic score and sigmoid
+        The logistic score and its recalibration, Platt's sigmoid or beta calibration
         (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
         the point probabilities (both routes); ``None`` in files written before
         a route used it (the Venn-Abers merge of the decision function is used then).

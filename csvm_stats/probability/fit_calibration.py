@@ -8,7 +8,7 @@ Two routes, by the size of the held-out sample H:
   (:mod:`csvm_stats.probability.score_model`): penalised logistic regression
   on the fit's feature map over :math:`I \cup J \cup H`, its penalty chosen
   by cross-validated log loss, recalibrated on the out-of-fold scores by
-  Platt's sigmoid or, when it fits clearly better, beta calibration
+  Platt's sigmoid or, when Akaike's criterion prefers it, beta calibration
   (:func:`~csvm_stats.probability.score_model.fit_recalibration`). That gives the point probability P. The interval :math:`[p_0, p_1]`
   is the inductive Venn-Abers predictor, calibrated on H alone, of the same
   regression fitted on :math:`I \cup J` alone (the mean of its
@@ -223,13 +223,14 @@ class Calibration:
         return "here of out-of-fold scores, without a finite-sample guarantee"
 
     def describe(self) -> str:
-        """One line for the summary: method and number of points."""
+        """One line for the summary: method, recalibration (Platt scaling or beta calibration) and number of points."""
         va = self.predictor
-        if self.model is not None and self.method == "held-out":
-            return (f"logistic model on all {self.model.n} points, Venn-Abers interval on {va.n} held-out points "
-                    f"({va.n_positive} positive)")
         if self.model is not None:
-            return f"logistic model, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
+            bend = "beta calibration" if self.model.curvature else "Platt scaling"
+            if self.method == "held-out":
+                return (f"logistic model with {bend} on all {self.model.n} points, Venn-Abers interval on {va.n} "
+                        f"held-out points ({va.n_positive} positive)")
+            return f"logistic model with {bend}, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
         if self.method == "held-out":  # the rule's own score calibrated on H (the Neyman-Pearson route)
             return f"sigmoid and Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
         return (f"sigmoid and Venn-Abers of the score, cross-fitted ({va.n} points, {self.folds} refits, "
