@@ -117,9 +117,9 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     gap of all four on three hard 300 x 500 seeds (``benchmarks/results/l1_milp.md``),
     but on the default paths this choice drives (the L1 route, the cardinality
     route's gene ranking, stability selection's L1 base; SRBCT and the sparse
-    simulation, ``benchmarks/results/l1_auto.md``) both backends prove the
-    optimum and return the same genes, and bnb took more CPU time in most
-    fits, so HiGHS stays; ``solver="bnb"`` takes the form on request.
+    simulation, ``benchmarks/results/l1_auto.md``) both backends proved the
+    optimum and returned the same genes in every measured fit, and bnb took
+    more CPU time in most of them, so HiGHS stays; ``solver="bnb"`` takes the form on request.
     """
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
