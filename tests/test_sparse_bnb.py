@@ -132,6 +132,32 @@ def test_converged_root_relaxation_is_tighter_than_the_plain_svm_and_exact_when_
     assert abs(loose.value - loose.bound.value) <= 1e-6 * loose.value  # s = p: an SVM, solved exactly
 
 
+@pytest.mark.parametrize("rounds", [3, 400])
+def test_relaxation_with_forced_anchors_returns_a_feasible_point_whose_value_bounds_it_from_above(rounds):
+    """With the optimum's anchor points forced (SMO meets their margins only to its tolerance), the point
+    returned meets every forced margin, its value is the relaxation's objective there, the dual bound stays
+    below it and below the optimum, and with enough passes the two agree."""
+    X_i, y_i, X_j, y_j, counts, s, values = _case("tpr and tnr")
+    S = list(min(values, key=values.get))
+    fit = fit_csvm(X_i[:, S], y_i, X_j[:, S], y_j, C=1.0, min_counts=counts, big_m=None, solver="scip",
+                   options=TIGHT)
+    forced = y_j * (X_j[:, S] @ fit.coef + fit.intercept) >= 1.0 - 1e-7
+    assert forced.sum() >= sum(counts.values())
+    X, y = np.vstack([X_i, X_j]), np.r_[y_i, y_j]
+    relaxation = PerspectiveRelaxation(X, y, np.r_[np.full(y_i.size, 0.5), np.full(y_j.size, np.inf)], y_i.size,
+                                       np.ones(y_i.size), 1e-5)
+    rows = np.r_[np.arange(y_i.size), y_i.size + np.flatnonzero(forced)]
+    features = Features(np.zeros(X.shape[1], dtype=bool), np.zeros(X.shape[1], dtype=bool), s)
+    rel = relaxation.relax(features, rows, None, None, math.inf, rounds, 1e-6)
+    best = min(values.values())
+    assert rel.bound.value <= best * (1 + BOUND_TOL)
+    assert math.isfinite(rel.value) and rel.value >= rel.bound.value - BOUND_TOL
+    assert np.min(y_j[forced] * (X_j[forced] @ rel.w + rel.b)) >= 1.0 - 1e-9
+    hinge = np.maximum(0.0, 1.0 - y_i * (X_i @ rel.w + rel.b)).sum()
+    assert rel.value == pytest.approx(k_support(np.abs(rel.w), s)[0] + hinge, rel=1e-9)
+    assert rounds < 400 or rel.value - rel.bound.value <= 1e-4 * rel.value  # primal and dual agree
+
+
 def test_k_support_is_the_minimum_over_the_budget_polytope():
     rng = np.random.default_rng(0)
     for _ in range(50):

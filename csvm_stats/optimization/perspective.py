@@ -52,7 +52,11 @@ the SVM for fixed :math:`\sigma` by warm-started SMO, then the closed-form
 column leaves for good), until the primal value
 :math:`\sum w_{\text{inside}}^2 + \rho_k(w_F) + \text{hinge}` and the dual
 bound agree to ``rel_tol``, the bound reaches ``stop_value``, or ``rounds``
-passes.
+passes; the passes run in one compiled loop. SMO meets the forced margins
+only to its tolerance, so a pass's point missing them by m (at most REPAIR)
+is scaled by :math:`1/(1-m)` before its value is read (a feasible point: the
+value stays an upper bound on R, and nodes converge instead of running every
+pass).
 """
 
 from __future__ import annotations
@@ -63,11 +67,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from csvm_stats.optimization.svm_dual import SVMDual
+from csvm_stats.optimization.svm_dual import BLOCK_PERIOD, SVMDual, _smo_features, _summary
 
 SIGMA_FLOOR = 1e-3  # a free column keeps sigma >= this times k / |F| (it can come back)
 SMO_STEPS = 20000  # SMO steps per pass
 RELAX_TOL = 1e-4  # relative agreement of primal value and dual bound at which a node's relaxation stops
+REPAIR = 1e-3  # a pass's (w, b) missing a forced margin by at most this is scaled up to meet it (else value inf)
 
 
 def top_sum(q: np.ndarray, k: int) -> float:
@@ -203,7 +208,7 @@ class Relaxed:
     bound: DualBound
     w: np.ndarray
     b: float
-    value: float  # primal value of (w, b) in the relaxation (inf: a forced margin is missed)
+    value: float  # primal value of (w, b) in the relaxation (inf: a forced margin is missed by more than REPAIR)
     sigma: np.ndarray
     alpha: np.ndarray
     converged: bool
@@ -220,17 +225,6 @@ class PerspectiveRelaxation:
         self.X, self.y, self.upper, self.n_train, self.cw, self.tol = X, y, upper, n_train, cw, tol
         self.smo_steps = 0
 
-    def primal_value(self, w: np.ndarray, b: float, features: Features, rows: np.ndarray) -> tuple[float, np.ndarray]:
-        """The relaxation's objective at (w, b) (inf when a forced anchor margin is missed by more than 1e-6) and
-        the minimising sigma of the free columns."""
-        rho, sigma = k_support(np.abs(w[features.free]), features.budget)
-        anchors = rows[rows >= self.n_train]
-        if anchors.size and np.min(self.y[anchors] * (self.X[anchors] @ w + b)) < 1.0 - 1e-6:
-            return math.inf, sigma
-        margins = self.y[: self.n_train] * (self.X[: self.n_train] @ w + b)
-        hinge = float(self.cw @ np.maximum(0.0, 1.0 - margins))
-        return float(w[features.inside] @ w[features.inside]) + rho + hinge, sigma
-
     def solve_sigma(self, sigma: np.ndarray, rows: np.ndarray, alpha0: np.ndarray | None,
                     tol: float | None = None) -> tuple[np.ndarray, float, np.ndarray, bool]:
         """The SVM with columns scaled by sqrt(sigma): ``(w, b, alpha, converged)`` in the original columns."""
@@ -246,7 +240,8 @@ class PerspectiveRelaxation:
     def relax(self, features: Features, rows: np.ndarray, alpha0: np.ndarray | None, sigma0: np.ndarray | None,
               stop_value: float, rounds: int, rel_tol: float = RELAX_TOL) -> Relaxed:
         """Block coordinates from ``(alpha0, sigma0)`` until converged, pruned (bound >= ``stop_value``) or
-        ``rounds`` passes; the bound returned is the best of the passes (each is valid)."""
+        ``rounds`` passes; the bound returned is the best of the passes (each is valid). The passes run in one
+        compiled loop (:func:`_relax_rounds`)."""
         free = features.free
         k = features.budget
         share = k / max(1, int(free.sum()))
@@ -256,19 +251,102 @@ class PerspectiveRelaxation:
             sigma[free] = share
         else:
             sigma[free] = np.clip(sigma0[free], SIGMA_FLOOR * share, 1.0)
-        best, alpha, point = None, alpha0, None
-        for _ in range(max(1, rounds)):
-            w, b, alpha, converged = self.solve_sigma(sigma, rows, alpha)
-            bound = dual_bound(alpha, self.y, self.X, rows, features)
-            if best is None or bound.value > best.value:
-                best = bound
-            value, fresh = self.primal_value(w, b, features, rows)
-            point = (w, b, value, converged, fresh)
-            if best.value >= stop_value or (converged and value - best.value <= rel_tol * max(abs(value), 1e-12)):
-                break
-            sigma[free] = np.maximum(fresh, SIGMA_FLOOR * share)
-        w, b, value, converged, fresh = point
-        done = converged and value - best.value <= rel_tol * max(abs(value), 1e-12)
+        alpha = np.zeros(self.y.size) if alpha0 is None else alpha0.copy()
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = _relax_rounds(self.X, self.y, self.upper, self.cw, self.n_train, rows, alpha, sigma, free,
+                            features.inside, k, SIGMA_FLOOR * share, float(stop_value), max(1, int(rounds)),
+                            float(rel_tol), self.tol, SMO_STEPS, BLOCK_PERIOD)
+        best_value, best_sum, best_u, w, b, value, fresh, converged, done, steps = out
+        self.smo_steps += int(steps)
         sigma_out = sigma.copy()
-        sigma_out[free] = fresh
-        return Relaxed(best, w, b, value, sigma_out, alpha, done)
+        sigma_out[free] = fresh[free]
+        return Relaxed(DualBound(float(best_value), float(best_sum), best_u), w, float(b), float(value), sigma_out,
+                       alpha, bool(done))
+
+
+@njit(cache=True)
+def _relax_rounds(X, y, upper, cw, n_train, rows, alpha, sigma, free, inside, k, floor, stop_value, rounds, rel_tol,
+                  tol, max_steps, block_period):  # pragma: no cover - compiled
+    """The passes of :meth:`PerspectiveRelaxation.relax` (``alpha`` and ``sigma`` updated in place).
+
+    Each pass: SMO on the columns scaled by sqrt(sigma)
+    (:func:`~csvm_stats.optimization.svm_dual._smo_features`), the dual bound
+    :func:`dual_bound` of the new alpha, the relaxation's value at its (w, b)
+    and the closed-form sigma. A point missing a forced margin by
+    m <= REPAIR is first scaled by 1 / (1 - m), which meets them all, so the
+    value is that of a feasible point (an upper bound on the relaxation; inf
+    beyond REPAIR). Returns ``(best bound, its 2 sum(alpha), its u, w, b,
+    value, the last minimising sigma, SMO converged, relaxation converged,
+    SMO steps)``.
+    """
+    n, p = X.shape
+    cols = np.flatnonzero(sigma > 0.0)
+    free_idx = np.flatnonzero(free)
+    inside_idx = np.flatnonzero(inside)
+    yr = y[rows]
+    Xr = X[rows]
+    best_value, best_sum, best_u = -np.inf, 0.0, np.zeros(p)
+    w = np.zeros(p)
+    b, value, converged, steps = 0.0, np.inf, False, 0
+    fresh = np.zeros(p)
+    for _ in range(rounds):
+        scale = np.sqrt(sigma[cols])
+        phi = np.ascontiguousarray(X[:, cols] * scale)
+        sq = np.empty(n)
+        for t in range(n):
+            sq[t] = phi[t] @ phi[t]
+        moved, gap = _smo_features(phi, y, upper, sq, alpha, rows, tol, max_steps, np.inf, block_period)
+        steps += moved
+        converged = gap <= tol
+        ws, b, _ = _summary(phi, y, upper, alpha, rows)
+        w = np.zeros(p)
+        w[cols] = scale * ws
+        # the dual bound (dual_bound: drift of sum y alpha removed by scaling the heavier class down)
+        a = alpha[rows].copy()
+        pos, neg = 0.0, 0.0
+        for t in range(a.size):
+            if yr[t] > 0:
+                pos += a[t]
+            else:
+                neg += a[t]
+        for t in range(a.size):
+            if yr[t] > 0 and pos > neg:
+                a[t] *= neg / pos
+            elif yr[t] < 0 and neg > pos:
+                a[t] *= pos / neg
+        u = Xr.T @ (a * yr)
+        q = u * u
+        bound = 2.0 * a.sum() - q[inside_idx].sum()
+        if k > 0 and free_idx.size > 0:
+            qs = np.sort(q[free_idx])[::-1]
+            bound -= qs[: min(k, qs.size)].sum()
+        if bound > best_value:
+            best_value, best_sum, best_u = bound, 2.0 * a.sum(), u
+        # the primal value at (w, b) and the minimising sigma of the free columns
+        fresh = np.zeros(p)
+        af = np.abs(w[free_idx])
+        sig_f = np.zeros(af.size)
+        rho = _k_support(af, k, sig_f)
+        fresh[free_idx] = sig_f
+        miss = 0.0  # the largest miss of a forced margin
+        for t in rows:
+            if t >= n_train:
+                miss = max(miss, 1.0 - y[t] * (X[t] @ w + b))
+        value = np.inf
+        if miss <= REPAIR:
+            if miss > 0.0:  # (w, b) / (1 - miss) meets every forced margin
+                w = w / (1.0 - miss)
+                b = b / (1.0 - miss)
+                rho /= (1.0 - miss) ** 2
+            hinge = 0.0
+            for t in range(n_train):
+                hinge += cw[t] * max(0.0, 1.0 - y[t] * (X[t] @ w + b))
+            value = w[inside_idx] @ w[inside_idx] + rho + hinge
+        agree = converged and value - best_value <= rel_tol * max(abs(value), 1e-12)
+        if best_value >= stop_value or agree:
+            break
+        for f in free_idx:
+            sigma[f] = max(fresh[f], floor)
+    done = converged and value - best_value <= rel_tol * max(abs(value), 1e-12)
+    return best_value, best_sum, best_u, w, b, value, fresh, converged, done, steps
+

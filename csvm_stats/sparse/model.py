@@ -318,7 +318,7 @@ def fit_cardinality_csvm(
         raise DataError(f"screen={screen} keeps fewer columns than max_features={max_features}; raise it.")
     K = min(K, p)
     with budget.running("feature ranking"):
-        ranking = feature_ranking(  # bnb has no L1 form: its ranking MILP goes to the automatic choice
+        ranking = feature_ranking(  # with solver='bnb' the ranking MILP goes to 'auto' (see l1_auto.md)
             X_train, y_train, X_anchor, y_anchor, C=C, min_counts=counts, sample_weight=weight,
             solver="auto" if solver == "bnb" else solver,
             options=options, budget=budget.part(RANKING_SHARE),

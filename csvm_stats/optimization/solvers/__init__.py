@@ -112,14 +112,14 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     optimum in less CPU time than SCIP and Gurobi, and on the routes
     benchmark's settings (which Gurobi's pip licence cannot take) it is compared
     with SCIP at a fixed limit there.
-    The exact L1-norm CSVM (:attr:`MIQP.l1`, a MILP) keeps Gurobi, HiGHS, SCIP
-    although bnb (:mod:`~csvm_stats.optimization.solvers.bnb_l1`) reached the
-    smallest gap of all four on three 300 x 500 seeds and proved smaller
-    instances faster than HiGHS (``benchmarks/results/l1_milp.md``): one
-    generator and one requirement kind so far, and this choice also decides
-    the cardinality route's feature ranking and stability selection's L1 base,
-    whose results may change with the backend where the L1 optimum is not
-    unique (not measured); ``solver="bnb"`` takes it on request.
+    The exact L1-norm CSVM (:attr:`MIQP.l1`, a MILP) keeps Gurobi, HiGHS, SCIP.
+    bnb (:mod:`~csvm_stats.optimization.solvers.bnb_l1`) reached the smallest
+    gap of all four on three hard 300 x 500 seeds (``benchmarks/results/l1_milp.md``),
+    but on the default paths this choice drives (the L1 route, the cardinality
+    route's gene ranking, stability selection's L1 base; SRBCT and the sparse
+    simulation, ``benchmarks/results/l1_auto.md``) both backends proved the
+    optimum and returned the same genes in every measured fit, and bnb took
+    more CPU time in most of them, so HiGHS stays; ``solver="bnb"`` takes the form on request.
     """
     too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
