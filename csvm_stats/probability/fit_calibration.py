@@ -223,18 +223,27 @@ class Calibration:
         return "here of out-of-fold scores, without a finite-sample guarantee"
 
     def describe(self) -> str:
-        """One line for the summary: method, recalibration (Platt scaling or beta calibration) and number of points."""
+        """One line for the summary: method and number of points."""
         va = self.predictor
+        if self.model is not None and self.method == "held-out":
+            return (f"logistic model on all {self.model.n} points, Venn-Abers interval on {va.n} held-out points "
+                    f"({va.n_positive} positive)")
         if self.model is not None:
-            bend = "beta calibration" if self.model.curvature else "Platt scaling"
-            if self.method == "held-out":
-                return (f"logistic model with {bend} on all {self.model.n} points, Venn-Abers interval on {va.n} "
-                        f"held-out points ({va.n_positive} positive)")
-            return f"logistic model with {bend}, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
+            return f"logistic model, cross-fitted on {va.n} out-of-fold scores ({va.n_positive} positive)"
         if self.method == "held-out":  # the rule's own score calibrated on H (the Neyman-Pearson route)
             return f"sigmoid and Venn-Abers of the score on {va.n} held-out points ({va.n_positive} positive)"
         return (f"sigmoid and Venn-Abers of the score, cross-fitted ({va.n} points, {self.folds} refits, "
                 f"{DEFAULT_BAGS} bootstrap averages, {va.n_positive} positive)")
+
+    def recalibration_line(self) -> str | None:
+        """How the logistic score becomes P, in a few words (the summary's table); None without a model."""
+        m = self.model
+        if m is None:
+            return None
+        if m.curvature:
+            return (f"beta calibration of the score (tail slopes {m.slope - m.curvature:.3g} below 0, "
+                    f"{m.slope + m.curvature:.3g} above)")
+        return f"Platt scaling of the score (slope {m.slope:.3g})"
 
     def rule_line(self, positive: str) -> str:
         """The class rule on the probability scale, in a few words (the summary's table)."""

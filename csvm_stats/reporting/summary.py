@@ -149,8 +149,10 @@ def _probability_rows(res: SummarySource, detail: bool) -> dict[str, str]:
     calibration = res.ready_calibration
     if calibration is None:
         return {"Probabilities": NO_CALIBRATION_DESCRIPTION, **ensembles}
+    recalibration = calibration.recalibration_line()
     return {
         "Probabilities": calibration.describe(),
+        **({"Recalibration": recalibration} if recalibration else {}),
         "Rule as probability": calibration.rule_line(repr(res.model.coding.positive)),
         **(ensembles if detail else {}),
     }
