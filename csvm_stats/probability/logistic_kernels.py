@@ -139,7 +139,7 @@ def penalty_paths(Z: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int, 
 
 @njit(cache=True)
 def log_loss(z: np.ndarray, target: np.ndarray) -> float:
-    """:math:`\sum_i \log(1 + e^{z_i}) - t_i z_i` (no overflow for large :math:`|z|`)."""
+    r""":math:`\sum_i \log(1 + e^{z_i}) - t_i z_i` (no overflow for large :math:`|z|`)."""
     total = 0.0
     for i in range(z.size):
         total += max(z[i], 0.0) + np.log1p(np.exp(-abs(z[i]))) - target[i] * z[i]
@@ -148,6 +148,20 @@ def log_loss(z: np.ndarray, target: np.ndarray) -> float:
 
 #: Step halvings a damped Newton step may take before the iteration stops (the loss no longer decreases).
 MAX_HALVINGS = 40
+
+
+@njit(cache=True)
+def halved_step(Z: np.ndarray, target: np.ndarray, beta: np.ndarray, step: np.ndarray, loss: float
+                ) -> tuple[float, float, bool]:
+    """The step length :math:`2^{-h}` (smallest :math:`h \\le` :data:`MAX_HALVINGS`) whose point
+    :math:`\\beta - 2^{-h}\\delta` has a log loss (:func:`log_loss`) not above ``loss``: ``(t, new_loss, found)``."""
+    t = 1.0
+    for _ in range(MAX_HALVINGS):
+        new = log_loss(Z @ (beta - t * step), target)
+        if new <= loss:
+            return t, new, True
+        t *= 0.5
+    return t, loss, False
 
 
 @njit(cache=True)
@@ -172,18 +186,10 @@ def damped_newton_logistic(Z: np.ndarray, Zt: np.ndarray, target: np.ndarray, be
         for j in range(m):
             hessian[j, j] += 1e-12
         step = solve_spd(hessian, Zt @ (p - target))
-        t = 1.0
-        accepted = False
-        for _ in range(MAX_HALVINGS):
-            candidate = beta - t * step
-            new = log_loss(Z @ candidate, target)
-            if new <= loss:
-                accepted = True
-                break
-            t *= 0.5
-        if not accepted:
+        t, loss, found = halved_step(Z, target, beta, step, loss)
+        if not found:
             break
-        beta, loss = candidate, new
+        beta = beta - t * step
         if t * np.abs(step).max() <= tol * max(1.0, np.abs(beta).max()):
             break
     return beta
@@ -203,10 +209,11 @@ def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: i
     every row); where the full step lowers the loss it is taken as before.
     """
     n = u.size
-    z = np.empty(n)
+    Z = np.empty((n, 2))  # [u, 1]: the design of the line search
     for i in range(n):
-        z[i] = a * u[i] + b
-    loss = log_loss(z, target)
+        Z[i, 0] = u[i]
+        Z[i, 1] = 1.0
+    loss = log_loss(Z @ np.array([a, b]), target)
     for _ in range(steps):
         g_a = g_b = h_aa = h_ab = h_bb = 0.0
         for i in range(n):
@@ -222,19 +229,10 @@ def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: i
         h_bb += 1e-10
         det = h_aa * h_bb - h_ab * h_ab
         step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
-        t = 1.0
-        accepted = False
-        for _ in range(MAX_HALVINGS):
-            for i in range(n):
-                z[i] = (a - t * step_a) * u[i] + (b - t * step_b)
-            new = log_loss(z, target)
-            if new <= loss:
-                accepted = True
-                break
-            t *= 0.5
-        if not accepted:
+        t, loss, found = halved_step(Z, target, np.array([a, b]), np.array([step_a, step_b]), loss)
+        if not found:
             break
-        a, b, loss = a - t * step_a, b - t * step_b, new
+        a, b = a - t * step_a, b - t * step_b
         if t * max(abs(step_a), abs(step_b)) <= tol * max(1.0, abs(a), abs(b)):
             break
     return a, b
