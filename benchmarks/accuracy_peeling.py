@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import solve_time as st  # noqa: E402  (benchmarks/solve_time.py, beside this file)
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -72,10 +74,7 @@ def main() -> None:
             row = {"tree": name, "kind": args.kind, "target": args.target, "n": args.n, "seed": seed,
                    "limit": args.limit, "load": os.getloadavg()[0]}
             row.update(one(path, args.n, seed, args.limit, args.kind, args.target))
-            print(json.dumps(row), flush=True)
-            if args.out is not None:
-                with args.out.open("a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+            st.emit(row, args.out)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from csvm_stats.models.model import CSVM
 from csvm_stats.sparse.stability import stability_selection
 from solve_time import markdown  # benchmarks/solve_time.py: a Markdown table without tabulate
 from sparse_simulation import STAB_GRID, _model, draw
-from sparse_srbct_miqp import build
+from sparse_srbct_miqp import build, captured_miqp
 
 OUT = Path(__file__).resolve().parent / "results"
 LIMIT = 60.0
@@ -136,33 +136,8 @@ def sim_l1(seed: int) -> dict:
 
 def sim_rank(seed: int) -> dict:
     _, X, y = draw(seed, 4.0)
-    return _ranking(lambda: _built(lambda: _model(y, X, max_features=5).fit(
+    return _ranking(lambda: captured_miqp(lambda: _model(y, X, max_features=5).fit(
         random_state=seed, time_limit=LIMIT, clock="cpu")))
-
-
-class _Built(Exception):
-    def __init__(self, problem) -> None:
-        super().__init__("built")
-        self.problem = problem
-
-
-def _built(fit):
-    """The cardinality MIQP a fit builds (its solve is skipped)."""
-    original = sparse_model._solve
-
-    def capture(problem, solver, options, what, budget=None):
-        if "v" in problem.miqp.blocks:
-            raise _Built(problem.miqp)
-        return original(problem, solver, options, what, budget)
-
-    sparse_model._solve = capture
-    try:
-        fit()
-    except _Built as built:
-        return built.problem
-    finally:
-        sparse_model._solve = original
-    raise RuntimeError("the fit finished without building a cardinality model")
 
 
 def sim_stab(seed: int, pairs: int) -> dict:

@@ -28,7 +28,6 @@ from ``accuracy_peeling.md``). Run ``python benchmarks/lagrangian_ceiling.py --s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -79,6 +78,17 @@ class Instance:
         self.Aj = y[J, None] * np.c_[X[J], np.ones(len(J))]
         self.count = int(np.ceil(target * len(J)))
         self.cost = np.r_[np.zeros(self.p + 1), np.ones(self.ni)]  # C = 1, unit weights
+
+    @classmethod
+    def variant(cls, name: str, n: int, seed: int) -> Instance:
+        """The instance of ``solve_time.VARIANTS`` row ``name`` at n rows and ``seed``."""
+        _, p, shift, kind, target = next(v for v in st.VARIANTS if v[0] == name)
+        return cls(n, seed, p, shift, kind, target)
+
+    def root(self) -> tuple[float, np.ndarray]:
+        """D(F0) (no anchor forced) and the anchor margins of its solution."""
+        value, v = self.svm(np.zeros(self.nj, dtype=bool))
+        return value, self.Aj @ v
 
     def _rows(self, forced: np.ndarray, extra: int = 0) -> tuple[sp.spmatrix, np.ndarray]:
         rows = [sp.hstack([sp.csr_matrix(self.Ai), sp.eye(self.ni), sp.csr_matrix((self.ni, extra))])]
@@ -144,11 +154,9 @@ def main() -> None:
     parser.add_argument("--bounds", type=Path, default=None, help="a .npy file of the L_j (read if there, else written)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    _, p, shift, kind, target = next(v for v in st.VARIANTS if v[0] == args.variant)
-    inst = Instance(args.n, args.seed, p, shift, kind, target)
+    inst = Instance.variant(args.variant, args.n, args.seed)
     none = np.zeros(inst.nj, dtype=bool)
-    root, v = inst.svm(none)
-    margins = inst.Aj @ v
+    root, margins = inst.root()
     cpu = time.process_time()
     obbt_cpu = None  # None: the L_j were read from ``--bounds``
     if args.bounds is not None and args.bounds.exists():
@@ -176,10 +184,7 @@ def main() -> None:
                    obbt_cpu_s=obbt_cpu, root=root,
                    L_quantiles=[float(q) for q in np.quantile(L[np.isfinite(L)], [0.05, 0.5, 0.95])],
                    load=os.getloadavg()[0])
-        print(json.dumps(row), flush=True)
-        if args.out is not None:
-            with args.out.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
+        st.emit(row, args.out)
 
 if __name__ == "__main__":
     main()

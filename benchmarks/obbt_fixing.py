@@ -15,7 +15,6 @@ in a fresh process.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -45,8 +44,7 @@ def main() -> None:
     _, p, shift, kind, target = next(v for v in st.VARIANTS if v[0] == args.variant)
     inst = Instance(args.n, args.seed, p, shift, kind, target)
     none = np.zeros(inst.nj, dtype=bool)
-    _, v = inst.svm(none)
-    margins = inst.Aj @ v
+    _, margins = inst.root()
     cpu = time.process_time()
     fixed = none.copy()
     if args.mode == "fix":
@@ -75,10 +73,7 @@ def main() -> None:
                fixed=int(fixed.sum()), at_margin_1=int((margins >= 1.0).sum()), fix_cpu_s=fix_cpu,
                status=rec.status.value, objective=rec.objective, bound=rec.best_bound, gap=rec.gap, nodes=rec.nodes,
                svm_solves=rec.svm_solves, cpu_s=time.process_time() - cpu, load=os.getloadavg()[0])
-    print(json.dumps(row), flush=True)
-    if args.out is not None:
-        with args.out.open("a") as fh:
-            fh.write(json.dumps(row) + "\n")
+    st.emit(row, args.out)
 
 
 if __name__ == "__main__":

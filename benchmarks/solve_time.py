@@ -75,6 +75,14 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SOLVERS = ("bnb", "scip", "gurobi")
 
 
+def emit(row: dict, out: Path | None) -> None:
+    """Print ``row`` as one JSON line and, with ``out``, append it to that JSON-lines file."""
+    print(json.dumps(row), flush=True)
+    if out is not None:
+        with out.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
 def wisconsin() -> tuple[np.ndarray, np.ndarray]:
     X, y = load_breast_cancer(return_X_y=True)
     return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)

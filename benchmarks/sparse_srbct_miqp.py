@@ -39,8 +39,8 @@ class _Built(Exception):
         self.problem = problem
 
 
-def build(seed: int, X: pd.DataFrame, ews: pd.Series, max_features: int):
-    """The cardinality MIQP of the default ``auto`` fit of split ``seed``."""
+def captured_miqp(fit):
+    """The cardinality MIQP that calling ``fit()`` builds (its solve is skipped: the fit stops there)."""
     original = sparse_model._solve
 
     def capture(problem, solver, options, what, budget=None):
@@ -50,15 +50,24 @@ def build(seed: int, X: pd.DataFrame, ews: pd.Series, max_features: int):
 
     sparse_model._solve = capture
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            CSVM(ews, X, tpr_min=0.9, bound="binomial", positive=True, max_features=max_features).fit(
-                random_state=seed, solver="auto", time_limit=600, clock="cpu")
+        fit()
     except _Built as built:
         return built.problem
     finally:
         sparse_model._solve = original
     raise RuntimeError("the fit finished without building a cardinality model")
+
+
+def build(seed: int, X: pd.DataFrame, ews: pd.Series, max_features: int):
+    """The cardinality MIQP of the default ``auto`` fit of split ``seed``."""
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            CSVM(ews, X, tpr_min=0.9, bound="binomial", positive=True, max_features=max_features).fit(
+                random_state=seed, solver="auto", time_limit=600, clock="cpu")
+
+    return captured_miqp(fit)
 
 
 def main() -> None:
