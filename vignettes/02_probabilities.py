@@ -174,11 +174,11 @@ print(pd.DataFrame(errors).T.round(4).to_string())
 # misses are srbct and leukemia, whose held-out samples are too small, so
 # they take the cross-fitted route; there isotonic scores 0 on some of the
 # 15-17 test rows, and the default is 1.84 times the better baseline on
-# leukemia (1.03 times Platt's). Banknote, a miss before, is at 0.97 since
+# leukemia (1.03 times Platt's). Banknote, a miss before, is at 0.96 since
 # the recalibration may bend into beta calibration, whose two tails have
-# their own slopes. Building the model took 8.8% of a linear Wisconsin fit's
-# CPU time and 7.0% of an RBF one's (after the first fit of a session, which
-# also loads the compiled code).
+# their own slopes. Building the model took 9.6% of a linear Wisconsin fit's
+# CPU time and 8.1% of an RBF one's (after the first fit of a session, which
+# also loads the compiled code; the target is at most 10%).
 
 # %% [markdown]
 # ## EBB, as published
