@@ -138,11 +138,14 @@ def penalty_paths(Z: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int, 
 
 
 @njit(cache=True)
-def log_loss(z: np.ndarray, target: np.ndarray) -> float:
-    r""":math:`\sum_i \log(1 + e^{z_i}) - t_i z_i` (no overflow for large :math:`|z|`)."""
+def loss_and_probability(z: np.ndarray, target: np.ndarray, p: np.ndarray) -> float:
+    r""":math:`\sum_i \log(1 + e^{z_i}) - t_i z_i`, with :math:`p_i = \sigma(z_i)` written into ``p`` (one
+    exponential per row for both; no overflow for large :math:`|z|`)."""
     total = 0.0
     for i in range(z.size):
-        total += max(z[i], 0.0) + np.log1p(np.exp(-abs(z[i]))) - target[i] * z[i]
+        e = np.exp(-abs(z[i]))
+        total += max(z[i], 0.0) + np.log1p(e) - target[i] * z[i]
+        p[i] = 1.0 / (1.0 + e) if z[i] >= 0.0 else e / (1.0 + e)
     return total
 
 
@@ -151,14 +154,17 @@ MAX_HALVINGS = 40
 
 
 @njit(cache=True)
-def halved_step(Z: np.ndarray, target: np.ndarray, beta: np.ndarray, step: np.ndarray, loss: float
-                ) -> tuple[float, float, bool]:
-    """The step length :math:`2^{-h}` (smallest :math:`h \\le` :data:`MAX_HALVINGS`) whose point
-    :math:`\\beta - 2^{-h}\\delta` has a log loss (:func:`log_loss`) not above ``loss``: ``(t, new_loss, found)``."""
+def halved_step(Z: np.ndarray, target: np.ndarray, beta: np.ndarray, step: np.ndarray, loss: float,
+                p: np.ndarray) -> tuple[float, float, bool]:
+    r"""The step length :math:`2^{-h}` (smallest :math:`h \le` :data:`MAX_HALVINGS`) whose point
+    :math:`\beta - 2^{-h}\delta` has a log loss not above ``loss``: ``(t, new_loss, found)``; when found, ``p``
+    holds :math:`\sigma(Z(\beta - t\delta))` (the next Newton step's probabilities)."""
     t = 1.0
+    q = np.empty(p.size)
     for _ in range(MAX_HALVINGS):
-        new = log_loss(Z @ (beta - t * step), target)
+        new = loss_and_probability(Z @ (beta - t * step), target, q)
         if new <= loss:
+            p[:] = q
             return t, new, True
         t *= 0.5
     return t, loss, False
@@ -171,7 +177,7 @@ def damped_newton_logistic(Z: np.ndarray, Zt: np.ndarray, target: np.ndarray, be
 
     Each step solves :math:`(Z^\top W Z + 10^{-12} I)\,\delta = Z^\top (p - t)` and
     takes :math:`\beta - 2^{-h}\delta` with the smallest :math:`h \le` :data:`MAX_HALVINGS`
-    whose log loss (:func:`log_loss`) is not higher; it stops when no halving
+    whose log loss is not higher (:func:`halved_step`); it stops when no halving
     lowers the loss, after ``steps`` steps, or once a step is at most ``tol``
     relative to :math:`\max(1, \|\beta\|_\infty)`. The halving keeps the
     iteration from diverging when the full step overshoots (scores of large
@@ -179,14 +185,14 @@ def damped_newton_logistic(Z: np.ndarray, Zt: np.ndarray, target: np.ndarray, be
     huge coefficients.
     """
     m = Z.shape[1]
-    loss = log_loss(Z @ beta, target)
+    p = np.empty(Z.shape[0])
+    loss = loss_and_probability(Z @ beta, target, p)
     for _ in range(steps):
-        p = sigmoid(Z @ beta)
         hessian = weighted_gram(Z, Zt, p * (1.0 - p))
         for j in range(m):
             hessian[j, j] += 1e-12
         step = solve_spd(hessian, Zt @ (p - target))
-        t, loss, found = halved_step(Z, target, beta, step, loss)
+        t, loss, found = halved_step(Z, target, beta, step, loss, p)
         if not found:
             break
         beta = beta - t * step
@@ -203,9 +209,9 @@ def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: i
     fewer once a step is at most ``tol`` relative to :math:`\max(1, |a|, |b|)`.
 
     A step whose log loss is higher is halved until it is not (Lin, Lin and
-    Weng 2007), at most :data:`MAX_HALVINGS` times; when none lowers the loss
-    the iteration stops. Undamped, the iteration ran off to
-    :math:`|a| \approx 10^{10}` on small nearly separated samples (P = 0 on
+    Weng 2007; :func:`halved_step`), at most :data:`MAX_HALVINGS` times; when
+    none lowers the loss the iteration stops. Undamped, the iteration ran off
+    to :math:`|a| \approx 10^{10}` on small nearly separated samples (P = 0 on
     every row); where the full step lowers the loss it is taken as before.
     """
     n = u.size
@@ -213,13 +219,13 @@ def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: i
     for i in range(n):
         Z[i, 0] = u[i]
         Z[i, 1] = 1.0
-    loss = log_loss(Z @ np.array([a, b]), target)
+    p = np.empty(n)
+    loss = loss_and_probability(Z @ np.array([a, b]), target, p)
     for _ in range(steps):
         g_a = g_b = h_aa = h_ab = h_bb = 0.0
         for i in range(n):
-            p = 0.5 * (1.0 + np.tanh(0.5 * (a * u[i] + b)))
-            w = p * (1.0 - p)
-            r = p - target[i]
+            w = p[i] * (1.0 - p[i])
+            r = p[i] - target[i]
             g_a += r * u[i]
             g_b += r
             h_aa += w * u[i] * u[i]
@@ -229,7 +235,7 @@ def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: i
         h_bb += 1e-10
         det = h_aa * h_bb - h_ab * h_ab
         step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
-        t, loss, found = halved_step(Z, target, np.array([a, b]), np.array([step_a, step_b]), loss)
+        t, loss, found = halved_step(Z, target, np.array([a, b]), np.array([step_a, step_b]), loss, p)
         if not found:
             break
         a, b = a - t * step_a, b - t * step_b
