@@ -176,8 +176,8 @@ print(pd.DataFrame(errors).T.round(4).to_string())
 # 15-17 test rows, and the default is 1.84 times the better baseline on
 # leukemia (1.03 times Platt's). Banknote, a miss before, is at 0.96 since
 # the recalibration may bend into beta calibration, whose two tails have
-# their own slopes. Building the model took 9.6% of a linear Wisconsin fit's
-# CPU time and 8.1% of an RBF one's (after the first fit of a session, which
+# their own slopes. Building the model took 9.4% of a linear Wisconsin fit's
+# CPU time and 8.7% of an RBF one's (after the first fit of a session, which
 # also loads the compiled code; the target is at most 10%).
 
 # %% [markdown]
