@@ -303,7 +303,8 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
 
 
 def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
-    """Step 2 of the module docstring: Platt's (a, b) on score/label pairs (Newton, smoothed targets).
+    """Step 2 of the module docstring: Platt's (a, b) on score/label pairs (damped Newton on the standardised
+    scores, :func:`~csvm_stats.probability.logistic_kernels.damped_newton_logistic`; smoothed targets).
 
     Constant scores give a = 0 and b the logit of the smoothed base rate.
     """
@@ -315,7 +316,9 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
         return 0.0, base
     centre, scale = float(s.mean()), float(s.std())
     u = (s - centre) / scale
-    a_u, b_u = logistic_kernels.platt_newton(u, target, 1.0, base, NEWTON_STEPS, NEWTON_TOL)
+    Z = np.column_stack([np.ones(u.size), u])
+    b_u, a_u = logistic_kernels.damped_newton_logistic(Z, np.ascontiguousarray(Z.T), target,
+                                                       np.array([base, 1.0]), NEWTON_STEPS, NEWTON_TOL)
     a = a_u / scale
     return float(a), float(b_u - a * centre)
 
@@ -403,7 +406,7 @@ def fit_recalibration(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float
     :math:`\eta` are collinear, every score far to one side of 0; a face whose
     column is constant there is skipped). It is considered only when at least
     :data:`MIN_SIDE` scores lie on each side of 0: a tail's slope fitted to
-    fewer extrapolates wildly (scores all near 11 gave a = 7329, k = -7328).
+    fewer extrapolates wildly (in review, scores all near 11 gave a = 7329, k = -7328).
     And it is fitted only when the score statistic of k = 0 at Platt's fit
     (:func:`_score_statistic`, asymptotically the likelihood-ratio statistic
     2 x gain that Akaike's rule compares with 2) exceeds
