@@ -182,9 +182,7 @@ def damped_newton_logistic(Z: np.ndarray, Zt: np.ndarray, target: np.ndarray, be
     relative to :math:`\max(1, \|\beta\|_\infty)`. The halving keeps the
     iteration from diverging when the full step overshoots (scores of large
     magnitude, nearly separated classes), where plain Newton can run off to
-    huge coefficients. Platt's sigmoid is this fit on the columns (1, u); undamped,
-    it ran off to :math:`|a| \approx 10^{10}` on small nearly separated samples
-    (P = 0 on every row).
+    huge coefficients.
     """
     m = Z.shape[1]
     p = np.empty(Z.shape[0])
@@ -201,3 +199,46 @@ def damped_newton_logistic(Z: np.ndarray, Zt: np.ndarray, target: np.ndarray, be
         if t * np.abs(step).max() <= tol * max(1.0, np.abs(beta).max()):
             break
     return beta
+
+
+@njit(cache=True)
+def platt_newton(u: np.ndarray, target: np.ndarray, a: float, b: float, steps: int, tol: float
+                 ) -> tuple[float, float]:
+    r"""Platt's :math:`(a, b)` on standardised scores ``u``: Newton on the log loss of :math:`\sigma(a u + b)`
+    against ``target`` from ``(a, b)`` (:math:`10^{-10}` added to the Hessian's diagonal), at most ``steps`` steps,
+    fewer once a step is at most ``tol`` relative to :math:`\max(1, |a|, |b|)`.
+
+    A step whose log loss is higher is halved until it is not (Lin, Lin and
+    Weng 2007; :func:`halved_step`), at most :data:`MAX_HALVINGS` times; when
+    none lowers the loss the iteration stops. Undamped, the iteration ran off
+    to :math:`|a| \approx 10^{10}` on small nearly separated samples (P = 0 on
+    every row); where the full step lowers the loss it is taken as before.
+    """
+    n = u.size
+    Z = np.empty((n, 2))  # [u, 1]: the design of the line search
+    for i in range(n):
+        Z[i, 0] = u[i]
+        Z[i, 1] = 1.0
+    p = np.empty(n)
+    loss = loss_and_probability(Z @ np.array([a, b]), target, p)
+    for _ in range(steps):
+        g_a = g_b = h_aa = h_ab = h_bb = 0.0
+        for i in range(n):
+            w = p[i] * (1.0 - p[i])
+            r = p[i] - target[i]
+            g_a += r * u[i]
+            g_b += r
+            h_aa += w * u[i] * u[i]
+            h_ab += w * u[i]
+            h_bb += w
+        h_aa += 1e-10
+        h_bb += 1e-10
+        det = h_aa * h_bb - h_ab * h_ab
+        step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
+        t, loss, found = halved_step(Z, target, np.array([a, b]), np.array([step_a, step_b]), loss, p)
+        if not found:
+            break
+        a, b = a - t * step_a, b - t * step_b
+        if t * max(abs(step_a), abs(step_b)) <= tol * max(1.0, abs(a), abs(b)):
+            break
+    return a, b

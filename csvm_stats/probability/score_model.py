@@ -303,8 +303,7 @@ def fit_score(features: np.ndarray, y01: np.ndarray, *, ordered: bool = False
 
 
 def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
-    """Step 2 of the module docstring: Platt's (a, b) on score/label pairs (damped Newton on the standardised
-    scores, :func:`~csvm_stats.probability.logistic_kernels.damped_newton_logistic`; smoothed targets).
+    """Step 2 of the module docstring: Platt's (a, b) on score/label pairs (Newton, smoothed targets).
 
     Constant scores give a = 0 and b the logit of the smoothed base rate.
     """
@@ -316,9 +315,7 @@ def fit_sigmoid(scores: np.ndarray, y01: np.ndarray) -> tuple[float, float]:
         return 0.0, base
     centre, scale = float(s.mean()), float(s.std())
     u = (s - centre) / scale
-    Z = np.column_stack([np.ones(u.size), u])
-    b_u, a_u = logistic_kernels.damped_newton_logistic(Z, np.ascontiguousarray(Z.T), target,
-                                                       np.array([base, 1.0]), NEWTON_STEPS, NEWTON_TOL)
+    a_u, b_u = logistic_kernels.platt_newton(u, target, 1.0, base, NEWTON_STEPS, NEWTON_TOL)
     a = a_u / scale
     return float(a), float(b_u - a * centre)
 
