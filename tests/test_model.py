@@ -121,6 +121,40 @@ def test_unseen_level_and_missing_column_are_errors(fitted, frame):
         fitted.predict(frame.drop(columns=["status", "x2"]))
 
 
+def test_factor_given_as_numbers_or_other_types(frame):
+    """A factor given in another dtype (numbers read from a CSV) is read as its fitted levels when its values are
+    those levels, else refused as unseen levels; the fitted model is never changed by the attempt (formulaic
+    updates a spec's encoder state in place when a column's kind differs)."""
+    data = frame.assign(grade=pd.Categorical(np.arange(len(frame)) % 3 + 1.0))
+    fitted = CSVM.from_formula("status ~ x1 + grade + group", data, tpr_min=0.8, bound="binomial").fit(
+        random_state=1, **FAST)
+    design = fitted.model.formula
+    kinds = {name: kind for name, (kind, _) in design.spec.encoder_state.items()}
+    good = fitted.decision_function(data)
+    as_float = data.assign(grade=data["grade"].astype(float))  # the same levels as numbers
+    np.testing.assert_array_equal(fitted.decision_function(as_float).to_numpy(), good.to_numpy())
+    with pytest.raises(DataError, match=r"'group' holds the level\(s\) \[2.0, 1.0\] not seen"):
+        fitted.predict(data.assign(group=(data["group"] == "b") + 1.0))  # a text factor given as numbers
+    with pytest.raises(DataError, match=r"'grade' holds the level\(s\) \[7.0\] not seen"):
+        fitted.predict(as_float.assign(grade=7.0))
+    assert {name: kind for name, (kind, _) in design.spec.encoder_state.items()} == kinds
+    np.testing.assert_array_equal(fitted.decision_function(data).to_numpy(), good.to_numpy())
+
+
+def test_a_column_named_like_the_intercept_literal_is_an_error_not_dropped():
+    """formulaic merges a column named 1 with its intercept literal: refused with the fix, never dropped."""
+    from csvm_stats.exceptions import FormulaError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    data = pd.DataFrame(X).assign(y=np.where(X[:, 1] > 0, "a", "b"))  # columns 0, 1, 2 (integers), y
+    with pytest.raises(FormulaError, match=r"column\(s\) \['1'\].*intercept literal.*rename"):
+        CSVM.from_formula("y ~ .", data, tpr_min=0.8, bound="binomial")
+    renamed = data.rename(columns=lambda c: f"x{c}" if str(c) in ("0", "1") else c)
+    model = CSVM.from_formula("y ~ .", renamed, tpr_min=0.8, bound="binomial")
+    assert model.exog_names == ["x0", "x1", "2"]
+
+
 @pytest.mark.parametrize(
     "labels, positive, expected_positive",
     [

@@ -27,6 +27,7 @@ all-zero (reference) row, and a missing value is an error, never a dropped row.
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 from collections import Counter
@@ -84,6 +85,7 @@ class FormulaDesign:
         if self.inputs is not None:
             data = usable_frame(data, self.inputs, "newdata")
         self._check_numeric(data)
+        data = self._as_fitted_factors(data)
         design = _materialise(self.spec, data, self.parsed)
         check_finite_design(design, "newdata")
         large = (design.abs() > MAX_MAGNITUDE).any(axis=0)
@@ -106,6 +108,38 @@ class FormulaDesign:
                         f"newdata column {name!r} holds non-numeric values (e.g. {examples}), but it was numeric "
                         "when the model was fitted; convert it to numbers."
                     )
+
+
+    def _as_fitted_factors(self, data: pd.DataFrame) -> pd.DataFrame:
+        """The columns that were factors at fit time, as Categoricals with the fitted levels.
+
+        New data often bring a factor's levels in another dtype (numbers read from a CSV for a
+        factor that was a Categorical when fitted); formulaic would then treat the column as numbers
+        and write its value into every dummy column. A value equal to a fitted level is that level;
+        any other value is refused as an unseen level.
+        """
+        if self.parsed is None:
+            return data
+        state = self.spec.encoder_state
+        converted = {}
+        for factor in {f for term in self.parsed.terms for f in term}:  # C(column) or a Categorical column
+            entry = state.get(factor.expr)
+            if entry is None or entry[0] is not Factor.Kind.CATEGORICAL or factor.column not in data.columns:
+                continue
+            levels = list(entry[1]["categories"])
+            column = data[factor.column]
+            if isinstance(column.dtype, pd.CategoricalDtype) and list(column.cat.categories) == levels:
+                continue
+            values = column.astype(object)
+            unseen = values[values.notna() & ~values.isin(levels)].unique()
+            if len(unseen):
+                raise DataError(
+                    f"newdata column {factor.column!r} holds the level(s) {list(unseen)[:5]} not seen when the model "
+                    f"was fitted, when it was a factor with the levels {levels[:10]} (newdata dtype {column.dtype}); "
+                    "the model has no coefficient for them. Remove those rows or give the column the fitted levels."
+                )
+            converted[factor.column] = pd.Categorical(values, categories=levels)
+        return data.assign(**converted) if converted else data
 
 
 def probe_frame(design: FormulaDesign) -> pd.DataFrame:
@@ -202,6 +236,11 @@ def _translate(error: Exception, data: pd.DataFrame) -> DataError:
 
 
 def _materialise(spec: ModelSpec, data: pd.DataFrame, parsed: ParsedFormula | None) -> pd.DataFrame:
+    """The design of new ``data`` from the fitted ``spec``, which is never changed: formulaic updates a spec's
+    encoder state in place when a column's kind differs (a factor given as numbers), so a copy is used, and a
+    kind that differs from the fitted one is refused."""
+    fitted = {name: kind for name, (kind, _) in spec.encoder_state.items()}
+    spec = copy.deepcopy(spec)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataMismatchWarning)
         try:
@@ -214,6 +253,14 @@ def _materialise(spec: ModelSpec, data: pd.DataFrame, parsed: ParsedFormula | No
             ) from None
         except (FormulaicError, ValueError) as error:
             raise _translate(error, data) from None
+    changed = {name: (kind.value, spec.encoder_state[name][0].value) for name, kind in fitted.items()
+               if name in spec.encoder_state and spec.encoder_state[name][0] is not kind}
+    if changed:
+        raise DataError(
+            "newdata give the term(s) " + ", ".join(f"{name!r} ({was} when fitted, {now} now)"
+                                                   for name, (was, now) in sorted(changed.items()))
+            + "; give those columns the types they had when the model was fitted."
+        )
     return _without_intercept(pd.DataFrame(matrix), data.index, parsed)
 
 
@@ -226,8 +273,19 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index, parsed: ParsedForm
 
 
 def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
-    """Every factor formulaic built is one of ours: a column look-up, the intercept or our ``C(column)``."""
+    """Every factor formulaic built is one of ours (a column look-up, the intercept or our ``C(column)``), and
+    every factor of ours was built: formulaic merges a column named ``1`` (or ``0``) with its intercept literal,
+    which would drop that column without a word."""
     columns, generated = set(parsed.columns), parsed.generated_expressions()
+    built = {(factor.expr, factor.eval_method) for term in spec.formula for factor in term.factors}
+    lost = sorted({f.column for term in parsed.terms for f in term
+                   if (f.expr, Factor.EvalMethod.PYTHON if f.categorical else Factor.EvalMethod.LOOKUP) not in built})
+    if lost:
+        literal = [c for c in lost if c in ("0", "1")]
+        hint = (f" formulaic reads a column named {literal[0]!r} as its intercept literal (a data frame built from an "
+                "array has columns 0, 1, ...); rename it, e.g. "
+                "data.rename(columns=lambda c: f'x{c}' if str(c) in ('0', '1') else c)" if literal else "")
+        raise FormulaError(f"the formula {parsed.text!r} could not use the column(s) {lost};{hint}.")
     for term in spec.formula:
         for factor in term.factors:
             ours = (
