@@ -26,6 +26,7 @@ from csvm_stats.interfaces.cli import EXIT_DATA, EXIT_FILE, EXIT_FORMULA, EXIT_U
 from csvm_stats.probability.ebb import EBB
 from csvm_stats.exceptions import DataError, FormulaError
 from csvm_stats.models.model import CSVM
+from csvm_stats.multiclass.model import MulticlassCSVM
 from csvm_stats.interfaces.persistence import ModelFileError, load_model, save_model
 from csvm_stats.interfaces.sklearn import CSVMClassifier
 from csvm_stats.optimization.solvers.base import SolverOptions
@@ -117,6 +118,13 @@ API_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = [
     ("gamma negative rbf", _model(kernel="rbf", gamma=-5), DataError, "gamma must be a positive number"),
     ("gamma negative linear", _model(gamma=-5), DataError, "gamma must be a positive number"),
     ("gamma with linear kernel", _model(gamma=0.5), DataError, "gamma=0.5 has no effect with kernel='linear'"),
+    ("degree with rbf kernel", _model(kernel="rbf", degree=7), DataError, "degree=7 has no effect with kernel='rbf'"),
+    ("degree with linear kernel", _model(degree=2), DataError, "degree=2 has no effect with kernel='linear'"),
+    ("coef0 with rbf kernel", _model(kernel="rbf", coef0=5), DataError, "coef0=5 has no effect with kernel='rbf'"),
+    ("gamma with callable kernel", _model(kernel=lambda a, b: a @ b.T, gamma=0.5), DataError,
+     "gamma=0.5 has no effect with a callable kernel"),
+    ("degree with a multiclass linear fit", lambda c: MulticlassCSVM.from_formula(
+        "grp ~ x1 + x2", c.frame, recall_min={"a": 0.5}, degree=5), DataError, "degree=5 has no effect"),
     ("gamma text", _model(kernel="rbf", gamma="auto"), DataError, "gamma must be a positive number or 'scale'"),
     ("gamma NaN", _model(kernel="rbf", gamma=float("nan")), DataError, "gamma must be"),
     ("degree zero", _model(kernel="poly", degree=0), DataError, "degree must be a whole number"),
@@ -271,7 +279,11 @@ CLI_CASES: list[tuple[str, Callable[[Ctx], list[str]], int, str]] = [
     ("seed negative", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--seed", "-1"], EXIT_USAGE,
      "random_state"),
     ("gamma with linear", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--gamma", "0.5"], EXIT_DATA,
-     "no effect with kernel='linear'"),
+     "--gamma 0.5 has no effect with --kernel linear"),
+    ("degree with linear", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--degree", "7"], EXIT_DATA,
+     "--degree 7 has no effect with --kernel linear; leave --degree out or use --kernel poly"),
+    ("degree with rbf", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--kernel", "rbf", "--degree", "7"],
+     EXIT_DATA, "--degree 7 has no effect with --kernel rbf"),
     ("gamma negative", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--kernel", "rbf", "--gamma", "-5"],
      EXIT_DATA, "gamma must be"),
     ("C NaN", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "-C", "nan"], EXIT_DATA, "C must be"),

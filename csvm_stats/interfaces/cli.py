@@ -50,6 +50,7 @@ from csvm_stats.interfaces.cli_options import CSVM_DEFAULTS
 from csvm_stats.preprocessing.csv_scan import scan_csv
 from csvm_stats.preprocessing.paths import check_input_file
 from csvm_stats.preprocessing.validation import check_integer, check_random_state, check_time_limit
+from csvm_stats.preprocessing.wording import front_end
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -538,7 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.formatwarning = _format_warning
     try:
-        code = args.handler(args)
+        with front_end("cli"):  # messages name options as flags (--guarantee tpr), not Python keywords
+            code = args.handler(args)
         sys.stdout.flush()
         return code
     except (OutputClosed, BrokenPipeError) as error:

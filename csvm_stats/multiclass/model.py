@@ -36,7 +36,7 @@ from csvm_stats.multiclass.engine import fit_multiclass_csvm
 from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.optimization.solvers.base import SolverOptions
-from csvm_stats.preprocessing.validation import check_integer
+from csvm_stats.preprocessing.validation import check_integer, check_kernel_options
 from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
 
 
@@ -203,6 +203,7 @@ class MulticlassCSVM(CSVM):
         if isinstance(C, bool) or not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
             raise DataError(f"C must be a positive number, got {C!r}.")
         self.C = float(C)
+        check_kernel_options(kernel, gamma, degree, coef0, rank)
         self.kernel, self.gamma, self.degree, self.coef0, self.rank = kernel, gamma, degree, coef0, rank
         self.max_features, self.screen = check_gene_list(max_features, screen, kernel, big_m, self.exog.shape[1])
         if big_m is not None and not (isinstance(big_m, numbers.Real) and big_m > 0):

@@ -21,6 +21,7 @@ import pandas as pd
 
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.kernels import KERNELS as KERNEL_NAMES
+from csvm_stats.preprocessing.wording import current_front_end, option
 #: Seeds go to numpy and to the solvers' integer seed parameters (SCIP's is a C int).
 MAX_SEED = 2**31 - 1
 
@@ -111,8 +112,10 @@ def check_kernel_options(kernel: Any, gamma: Any, degree: Any, coef0: Any, rank:
 
     ``gamma`` is ``"scale"`` or a positive number and is used by rbf and poly
     only (so ``kernel="linear"`` with a numeric gamma is an error, not ignored);
-    ``degree`` is a whole number >= 1 (poly), ``coef0`` a finite number, ``rank``
-    ``None`` or a whole number >= 1.
+    ``degree`` is a whole number >= 1 and ``coef0`` a finite number, both used
+    by poly only (so a ``degree`` other than 3 or a ``coef0`` other than 1 with
+    another kernel is an error too); ``rank`` is ``None`` or a whole number >= 1.
+    A callable kernel uses none of gamma, degree and coef0.
     """
     check_kernel(kernel)
     if isinstance(gamma, str):
@@ -120,14 +123,20 @@ def check_kernel_options(kernel: Any, gamma: Any, degree: Any, coef0: Any, rank:
             raise DataError(f"gamma must be a positive number or 'scale', got {gamma!r}{did_you_mean(gamma, ['scale'])}.")
     else:
         check_positive(gamma, "gamma", "a positive number or 'scale'")
-        if kernel == "linear":
-            raise DataError(
-                f"gamma={gamma!r} has no effect with kernel='linear'; leave gamma at 'scale' or use kernel='rbf' or 'poly'."
-            )
     check_integer(degree, "degree", low=1, high=100)
     if not _is_real(coef0) or not math.isfinite(float(coef0)):
         raise DataError(f"coef0 must be a finite number, got {coef0!r}.")
     check_integer(rank, "rank", low=1, none=True)
+    for parameter, value, default, users in (("gamma", gamma, "scale", ("rbf", "poly")),
+                                             ("degree", degree, 3, ("poly",)), ("coef0", coef0, 1.0, ("poly",))):
+        if value == default or (not callable(kernel) and kernel in users):
+            continue
+        used = "a callable kernel" if callable(kernel) else option("kernel", kernel)
+        keep = f"leave {parameter} at {default!r}" if current_front_end() == "python" else f"leave {option(parameter)} out"
+        raise DataError(
+            f"{option(parameter, value)} has no effect with {used}; {keep} or use "
+            f"{' or '.join(option('kernel', u) for u in users)}."
+        )
 
 
 def check_big_m(value: Any) -> float | None:
