@@ -270,6 +270,74 @@ def test_guarantee_mode_from_the_command_line(files, capsys):
     assert json.loads(out)["rates"]["tpr"]["method"] == "order statistic"
 
 
+def test_guarantee_names_the_rate_when_two_are_required(files, capsys):
+    """--guarantee tpr / tnr chooses the rate (review r8 F12); the bare flag with two rates says how, in CLI flags."""
+    both = ["fit", files["train"], "-f", FORMULA, "--tpr-min", "0.6", "--tnr-min", "0.5", "--bound", "binomial",
+            "--format", "json"]
+    code, _, err = _run([*both, "--guarantee"], capsys)
+    assert code == EXIT_DATA
+    assert "say which rate to guarantee: --guarantee tpr or --guarantee tnr" in err
+    assert "guarantee=" not in err and "tpr_min" not in err
+    for rate, other in (("tpr", "tnr"), ("tnr", "tpr")):
+        code, out, err = _run([*both, "--guarantee", rate], capsys)
+        assert code == EXIT_OK, err
+        report = json.loads(out)["rates"]
+        assert report[rate]["method"] == "order statistic" and report[other]["method"] != "order statistic"
+    code, _, err = _run(["fit", files["train"], "-f", FORMULA, "--tnr-min", "0.6", "--guarantee", "tpr"], capsys)
+    assert code == EXIT_DATA and "--guarantee tpr needs --tpr-min, the rate to guarantee" in err
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", str(files["train"]), "-f", FORMULA, "--tpr-min", "0.7", "--guarantee", "fpr"])
+    assert stop.value.code == EXIT_USAGE
+    assert "--guarantee takes tpr or tnr" in capsys.readouterr().err
+
+
+def test_predict_help_names_the_columns_of_two_class_and_multiclass_models(files, capsys):
+    """The help states both layouts (review r8 F13); the files written have the columns it names."""
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "row, predicted, decision (and p0, p1, p with --proba) for a two-class model" in help_text
+    assert "row, predicted, score_<class> for every class (and p0_<class>, p1_<class>, p_<class>" in help_text
+    model_file, out = files["dir"] / "mc.csvm", files["dir"] / "mc.csv"
+    code, _, err = _run(["fit", files["train"], "-f", "grp ~ x1 + x2", "--recall-min", "a=0.5", "--bound", "none",
+                         "--save", model_file], capsys)
+    assert code == EXIT_OK, err
+    code, _, err = _run(["predict", model_file, files["new"], "--proba", "-o", out], capsys)
+    assert code == EXIT_OK, err
+    classes = ["a", "b", "c"]
+    assert list(pd.read_csv(out).columns) == ["row", "predicted", *(f"{s}_{c}" for s in ("score", "p0", "p1", "p")
+                                                                     for c in classes)]
+
+
+def _tiny(files) -> pd.DataFrame:
+    """Six rows, two positives: the held-out sample of seed 1 has none."""
+    return pd.read_csv(files["train"]).iloc[:6].assign(y=["pos", "neg", "pos", "neg", "neg", "neg"])
+
+
+def test_errors_name_command_line_flags_not_python_keywords(files, capsys):
+    """Advice in CLI errors names the CLI's flags (review r8 F5, F12): no fractions=, samples=, recall_min={...}."""
+    tiny = files["dir"] / "tiny.csv"
+    _tiny(files).to_csv(tiny, index=False)
+    code, _, err = _run(["fit", tiny, "-f", "y ~ x1", "--tpr-min", "0.8", "--seed", "1"], capsys)
+    assert code == EXIT_DATA and "share (--fractions)" in err, err
+    assert "samples" not in err and "fractions=" not in err
+    code, _, err = _run(["fit", files["train"], "-f", "grp ~ x1 + x2", "--tpr-min", "0.8"], capsys)
+    assert code == EXIT_DATA
+    assert "['--tpr-min'] belong to the two-class model" in err and "--recall-min label=0.9 ..." in err
+    assert "recall_min" not in err
+    code, _, err = _run(["fit", files["train"], "-f", "grp ~ x1 + x2", "--recall-min", "a=0.6", "--guarantee", "tnr"],
+                        capsys)
+    assert code == EXIT_DATA and "guarantee mode covers every constrained class at once: --guarantee." in err
+
+
+def test_python_messages_keep_python_keywords(files):
+    data = pd.read_csv(files["train"])
+    with pytest.raises(DataError, match=r"guarantee='tpr' or guarantee='tnr'"):
+        CSVM.from_formula(FORMULA, data, tpr_min=0.7, tnr_min=0.6).fit(guarantee=True)
+    with pytest.raises(DataError, match=r"share \(fractions=\) or pass samples=\."):
+        CSVM.from_formula("y ~ x1", _tiny(files), tpr_min=0.8).fit(random_state=1)
+
+
 # ---------------------------------------------------------------------- probabilities in model files
 def test_saved_model_keeps_the_calibration_and_predict_proba_gives_it(files, capsys):
     data = pd.read_csv(files["train"])

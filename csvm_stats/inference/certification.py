@@ -37,6 +37,7 @@ import numpy as np
 from csvm_stats.inference.bounds import binomial_min_n, clopper_pearson_interval, clopper_pearson_lower, order_statistic_rank
 from csvm_stats.exceptions import DataError
 from csvm_stats.optimization.problem import RATE_NAMES
+from csvm_stats.preprocessing.wording import option
 
 #: Every rate reported: the three that can be constrained and the balanced accuracy (TPR + TNR) / 2.
 ALL_RATES: tuple[str, ...] = (*RATE_NAMES, "bacc")
@@ -200,7 +201,7 @@ def guarantee_rank(n: int, rate: str, target: float, alpha: float) -> int:
         raise DataError(
             f"guarantee mode for the {RATE_LABELS[rate]} >= {target:g} at alpha={alpha:g} needs at least "
             f"{needed} held-out {RATE_UNITS[rate]}, but the held-out sample has {n}. Enlarge the held-out "
-            "share (fractions=) or the data."
+            f"share ({option('fractions')}) or the data."
         )
     return rank
 

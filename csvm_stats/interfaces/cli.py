@@ -256,6 +256,13 @@ def _gamma(value: str) -> float | str:
         raise argparse.ArgumentTypeError(f"gamma must be a positive number or 'scale', got {value!r}") from None
 
 
+def _guarantee_rate(value: str) -> str:
+    """The rate named after ``--guarantee`` (the bare flag is ``True``, argparse's ``const``)."""
+    if value not in ("tpr", "tnr"):
+        raise argparse.ArgumentTypeError(f"--guarantee takes tpr or tnr (or no value), got {value!r}")
+    return value
+
+
 def fit_command(args: argparse.Namespace) -> int:
     from csvm_stats.models.model import CSVM
     from csvm_stats.interfaces.persistence import results_report, save_model
@@ -456,9 +463,11 @@ def build_parser() -> argparse.ArgumentParser:
     rates.add_argument("--positive", help="label of the positive class (default: the second level)")
     rates.add_argument("--recall-min", type=_recall_pair, action="append", metavar="CLASS=P",
                        help="required recall of one class (repeat for several; the multiclass CSVM), e.g. BL=0.9")
-    rates.add_argument("--guarantee", action="store_true", default=None,
-                       help="set the intercept on the held-out sample so the single required class rate is guaranteed "
-                            "(with --recall-min: shift the constrained classes' offsets so all recalls hold jointly)")
+    rates.add_argument("--guarantee", nargs="?", const=True, default=None, type=_guarantee_rate, metavar="{tpr,tnr}",
+                       help="set the intercept on the held-out sample so that a required class rate is guaranteed: "
+                            "the single one of --tpr-min and --tnr-min (bare flag), or the one named (tpr or tnr, "
+                            "needed when both are required); with --recall-min (bare flag only): shift the "
+                            "constrained classes' offsets so all recalls hold jointly")
     svm = fit.add_argument_group("classifier")
     svm.add_argument("--method", choices=("csvm", "np"), default="csvm",
                      help="csvm (default), or np: the Neyman-Pearson route around --estimator (threshold set on H)")
@@ -489,8 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     predict = commands.add_parser("predict", help="predict new data with a saved model",
                                   description="Predict the rows of a CSV or Parquet file with a saved model; "
-                                              "writes CSV with columns row, predicted, decision "
-                                              "(and p0, p1, p with --proba).")
+                                              "writes CSV with columns row, predicted, decision (and p0, p1, p "
+                                              "with --proba) for a two-class model, and row, predicted, "
+                                              "score_<class> for every class (and p0_<class>, p1_<class>, "
+                                              "p_<class> with --proba) for a model of several classes.")
     predict.add_argument("model", help="model file written by `csvm-stats fit --save`")
     predict.add_argument("data", help="CSV or Parquet file with the predictor columns")
     predict.add_argument("-o", "--output", help="write the predictions to this CSV file instead of standard output "

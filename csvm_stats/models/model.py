@@ -54,6 +54,7 @@ from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.exceptions import DataError, DegenerateRuleWarning
 from csvm_stats.models.fitstate import FittedState, resolve_seed
 from csvm_stats.preprocessing.formula import FormulaDesign, build_design
+from csvm_stats.preprocessing.wording import enlarge_share, option, option_name
 from csvm_stats.models.results import CSVMResults
 from csvm_stats.optimization.solvers import SOLVERS
 from csvm_stats.optimization.solvers.base import SolverOptions
@@ -397,12 +398,12 @@ class CSVM:
             if n_anchor == 0:
                 raise DataError(
                     f"The anchor sample has no {RATE_UNITS[rate]}, so the {RATE_LABELS[rate]} cannot be "
-                    "constrained; enlarge the anchor share (fractions=) or pass samples=."
+                    f"constrained; {enlarge_share('anchor')}."
                 )
             if split.holdout.size and not rate_points(self.y[split.holdout], rate).any():
                 raise DataError(
                     f"The held-out sample has no {RATE_UNITS[rate]}, so no statement about the "
-                    f"{RATE_LABELS[rate]} can be made; enlarge the held-out share (fractions=) or pass samples=."
+                    f"{RATE_LABELS[rate]} can be made; {enlarge_share('held-out')}."
                 )
         return split
 
@@ -453,17 +454,22 @@ class CSVM:
         if guarantee is False:
             return None
         class_rates = [r for r in ("tpr", "tnr") if r in self.targets]
+        one_of = f"{option_name('tpr_min')} and {option_name('tnr_min')}"
         if guarantee is True:
+            if not class_rates:
+                raise DataError(f"{option('guarantee', True)} needs one of {one_of}, the class rate to guarantee.")
             if len(class_rates) != 1:
                 raise DataError(
-                    "guarantee=True needs exactly one of tpr_min and tnr_min; with "
-                    f"{class_rates or 'neither'} say which rate to guarantee: guarantee='tpr' or guarantee='tnr'."
+                    f"{option('guarantee', True)} needs exactly one of {one_of}; with both required say which rate "
+                    f"to guarantee: {option('guarantee', 'tpr')} or {option('guarantee', 'tnr')}."
                 )
             return class_rates[0]
         if guarantee not in ("tpr", "tnr"):
             raise DataError(f"guarantee must be False, True, 'tpr' or 'tnr', got {guarantee!r}.")
         if guarantee not in self.targets:
-            raise DataError(f"guarantee={guarantee!r} needs {guarantee}_min, the rate to guarantee.")
+            raise DataError(
+                f"{option('guarantee', guarantee)} needs {option_name(guarantee + '_min')}, the rate to guarantee."
+            )
         return guarantee
 
     def fit(

@@ -55,6 +55,7 @@ from csvm_stats.multiclass.certification import GuaranteeShift, guarantee_shift
 from csvm_stats.multiclass.design import encode_classes, split_by_class
 from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS, check_fractions, encode_labels, split_samples
 from csvm_stats.preprocessing.formula import FormulaDesign, build_design
+from csvm_stats.preprocessing.wording import option
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def _check_classes_in_holdout(y_holdout: np.ndarray, classes: Sequence[Any], nam
     if missing:
         raise DataError(
             f"The held-out sample has no point of the class(es) {missing}, so the threshold cannot be set or its "
-            "rates certified; enlarge the held-out share (fractions=), or use more data of that class."
+            f"rates certified; enlarge the held-out share ({option('fractions')}), or use more data of that class."
         )
 
 

@@ -74,6 +74,7 @@ import numpy as np
 from csvm_stats.inference.bounds import binomial_min_n, clopper_pearson_lower, order_statistic_rank
 from csvm_stats.inference.certification import HeldoutBound, floor2, level_percent, ordinal
 from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.wording import option
 
 TIE_NUDGE = 1e-9
 
@@ -185,7 +186,7 @@ def guarantee_shift(
                 f"guarantee mode for the recall of {names[k]!r} >= {targets[k]:g} at level {alpha_each:.4g} "
                 f"(Sidak over {len(classes)} constrained class{'es' if len(classes) > 1 else ''}) needs at least "
                 f"{binomial_min_n(targets[k], alpha_each)} held-out points of the class, but the held-out sample "
-                f"has {n}. Enlarge the held-out share (fractions=) or the data."
+                f"has {n}. Enlarge the held-out share ({option('fractions')}) or the data."
             )
         t_k = float(np.sort(tau)[::-1][rank - 1])
         if np.isposinf(t_k):

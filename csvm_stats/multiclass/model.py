@@ -37,6 +37,7 @@ from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.multiclass.results import MulticlassResults
 from csvm_stats.optimization.solvers.base import SolverOptions
 from csvm_stats.preprocessing.validation import check_integer, check_kernel_options
+from csvm_stats.preprocessing.wording import current_front_end, enlarge_share, option, option_name
 from csvm_stats.sparse.multiclass import fit_multiclass_cardinality
 
 
@@ -169,11 +170,14 @@ class MulticlassCSVM(CSVM):
         binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
                                           ("positive", positive)) if v is not None}
         if binary_only:
+            sensitivity = ("recall_min={positive: p}" if current_front_end() == "python"
+                           else f"{option_name('recall_min')} POSITIVE=P")
             raise DataError(
-                f"{sorted(binary_only)} belong to the two-class model and cannot be combined with per-class "
-                "recalls (they name rates of a positive and a negative class, recall_min names classes); with "
-                "several classes (or recall_min) state the required recall of each class: "
-                "recall_min={'label': 0.9, ...} (for two classes, recall_min={positive: p} is the sensitivity)."
+                f"{[option_name(name) for name in sorted(binary_only)]} belong to the two-class model and cannot be "
+                f"combined with per-class recalls (they name rates of a positive and a negative class, "
+                f"{option_name('recall_min')} names classes); with several classes (or {option_name('recall_min')}) "
+                f"state the required recall of each class: {option('recall_min', {'label': 0.9}, more=True)} (for "
+                f"two classes, {sensitivity} is the sensitivity)."
             )
         self.exog = _design_frame(exog)
         n = self.exog.shape[0]
@@ -256,7 +260,7 @@ class MulticlassCSVM(CSVM):
             if not np.any(self.y[split.anchor] == k):
                 raise DataError(
                     f"the anchor sample has no point of class {self.class_name(k)!r}, so its recall cannot be "
-                    "constrained; enlarge the anchor share (fractions=) or pass samples=."
+                    f"constrained; {enlarge_share('anchor')}."
                 )
         return split
 
@@ -338,9 +342,13 @@ class MulticlassCSVM(CSVM):
         ['setosa', 'versicolor', 'virginica']
         """
         if guarantee not in (True, False):
-            raise DataError(f"guarantee must be True or False for several classes, got {guarantee!r}.")
+            raise DataError(
+                f"{option('guarantee', guarantee) if isinstance(guarantee, str) else f'guarantee={guarantee!r}'} "
+                f"names a two-class rate; with several classes (or {option_name('recall_min')}) guarantee mode covers "
+                f"every constrained class at once: {option('guarantee', True)}."
+            )
         if guarantee and not self.recall_min:
-            raise DataError("guarantee=True needs recall_min, the recalls to guarantee.")
+            raise DataError(f"{option('guarantee', True)} needs {option_name('recall_min')}, the recalls to guarantee.")
         seed = resolve_seed(random_state)
         options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose,
                                 seed=seed, clock=clock)

@@ -8,11 +8,11 @@ option only some front ends have); the front end in use is a context variable,
 command line (:func:`csvm_stats.interfaces.cli.main`) runs every command inside
 ``front_end("cli")``, so the same message reads ``--guarantee tpr`` there.
 
->>> option("guarantee", "tpr")
-"guarantee='tpr'"
+>>> option("guarantee", "tpr"), option("recall_min", {"a": 0.9, "b": 0.8})
+("guarantee='tpr'", "recall_min={'a': 0.9, 'b': 0.8}")
 >>> with front_end("cli"):
-...     option("guarantee", "tpr"), option("fractions"), has_option("samples")
-('--guarantee tpr', '--fractions', False)
+...     option("guarantee", "tpr"), option("recall_min", {"a": 0.9, "b": 0.8}), has_option("samples")
+('--guarantee tpr', '--recall-min a=0.9 --recall-min b=0.8', False)
 """
 
 from __future__ import annotations
@@ -61,12 +61,19 @@ def has_option(name: str) -> bool:
     return _front_end.get() == "python" or CLI_FLAGS.get(name) is not None
 
 
+def option_name(name: str) -> str:
+    """Option ``name`` itself, as the current front end spells it (``tpr_min`` or ``--tpr-min``)."""
+    flag = CLI_FLAGS.get(name)
+    return name if _front_end.get() == "python" or flag is None else flag
+
+
 def option(name: str, value: Any = _NO_VALUE, *, more: bool = False) -> str:
     """Option ``name`` (set to ``value`` when given) as the user of the current front end writes it.
 
     ``more`` marks a mapping value as an example of several entries (``{'label': 0.9, ...}``).
-    On the command line ``True`` is the bare flag, a mapping ``KEY=VALUE`` pairs and a
-    sequence its items; an option the command line lacks keeps its Python spelling.
+    On the command line ``True`` is the bare flag, a mapping one ``flag KEY=VALUE`` per
+    entry (``--recall-min a=0.9 --recall-min b=0.8``) and a sequence its items; an
+    option the command line lacks keeps its Python spelling.
     """
     flag = CLI_FLAGS.get(name)
     if _front_end.get() == "python" or flag is None:
@@ -79,7 +86,13 @@ def option(name: str, value: Any = _NO_VALUE, *, more: bool = False) -> str:
     if value is _NO_VALUE or value is True:
         return flag
     if isinstance(value, Mapping):
-        return " ".join([flag, *(f"{k}={v}" for k, v in value.items())] + (["..."] if more else []))
+        return " ".join([f"{flag} {k}={v}" for k, v in value.items()] + (["..."] if more else []))
     if isinstance(value, (list, tuple)):
         return " ".join([flag, *(str(v) for v in value)])
     return f"{flag} {value}"
+
+
+def enlarge_share(sample: str) -> str:
+    """The advice for a sample (``"anchor"``, ``"held-out"``) that lacks a class: its share, or an explicit split."""
+    advice = f"enlarge the {sample} share ({option('fractions')})"
+    return f"{advice} or pass {option('samples')}" if has_option("samples") else advice
