@@ -254,8 +254,11 @@ def test_formula_with_python_expressions_cannot_be_saved(files):
 
 
 def test_demo_fits_wisconsin_and_compares_with_the_plain_svm(capsys):
-    code, out, err = _run(["demo", "--time-limit", "60"], capsys)
+    code, out, err = _run(["demo", "--time-limit", "60", "--seed", "0", "--solver", "scip"], capsys)
     assert code == EXIT_OK, err
+    # the echoed session is the fit it ran, options included (review r8 F17)
+    assert ">>> res = model.fit(solver='scip', time_limit=60.0, random_state=0)" in out
+    assert "tpr_min=0.9, alpha=0.05, bound='binomial', positive='malignant')" in out
     assert re.search(r"^Positive class +'malignant'$", out, flags=re.MULTILINE)
     assert "Confidence statements" in out and "Held-out comparison" in out
     assert "plain SVM" in out and "CSVM, TPR >= 0.9" in out

@@ -367,17 +367,12 @@ def demo_command(args: argparse.Namespace) -> int:
         f"statement about its true positive rate that holds with {level_percent(args.alpha)} confidence.\n"
     )
     started = time.perf_counter()
-    model = CSVM.from_formula(
-        "diagnosis ~ .", data, tpr_min=args.tpr_min, alpha=args.alpha, bound=args.bound, positive="malignant"
-    )
-    results = model.fit(solver=args.solver, time_limit=args.time_limit, random_state=args.seed)
+    options = {"tpr_min": args.tpr_min, "alpha": args.alpha, "bound": args.bound, "positive": "malignant"}
+    fit_options = {"solver": args.solver, "time_limit": args.time_limit, "random_state": args.seed}
+    model = CSVM.from_formula("diagnosis ~ .", data, **options)
+    results = model.fit(**fit_options)
     seconds = time.perf_counter() - started
-    print(
-        ">>> from csvm_stats import CSVM\n"
-        f">>> res = CSVM.from_formula('diagnosis ~ .', data, tpr_min={args.tpr_min}, alpha={args.alpha},\n"
-        f"...                         bound={args.bound!r}, positive='malignant').fit(random_state={args.seed})\n"
-        ">>> print(res.summary())\n"
-    )
+    print(_demo_echo(options, fit_options))
     print(results.summary(), end="\n\n")
 
     split = results.split
@@ -402,6 +397,19 @@ def demo_command(args: argparse.Namespace) -> int:
         "or csvm-stats fit --help."
     )
     return EXIT_OK
+
+
+def _demo_echo(options: dict[str, Any], fit_options: dict[str, Any]) -> str:
+    """The Python session equivalent to the demo's fit, with every option it passed (review r8 F17)."""
+    def keywords(values: dict[str, Any]) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+    return (
+        ">>> from csvm_stats import CSVM\n"
+        f">>> model = CSVM.from_formula('diagnosis ~ .', data, {keywords(options)})\n"
+        f">>> res = model.fit({keywords(fit_options)})\n"
+        ">>> print(res.summary())\n"
+    )
 
 
 # ---------------------------------------------------------------------- parser
