@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,22 @@ def _rule_check_is_true(results, rows=None) -> None:
         np.testing.assert_allclose(rule.positive_range, (p[called].min(), p[called].max()), rtol=1e-12)
     if (~called).any():
         np.testing.assert_allclose(rule.negative_range, (p[~called].min(), p[~called].max()), rtol=1e-12)
+
+
+def test_the_docs_say_that_p_is_fitted_on_every_row_and_the_interval_on_the_training_and_anchor_rows():
+    """The held-out route's P model sees H (the test below); the docs once said it was fitted on I u J (review r8 F8)."""
+    from pathlib import Path
+
+    import csvm_stats.interfaces.sklearn as sklearn_module
+
+    repo = Path(__file__).resolve().parents[1]
+    pages = {path: path.read_text() for path in [*(repo / "docs").rglob("*.md"), repo / "README.md"]}
+    pages[Path(sklearn_module.__file__)] = sklearn_module.__doc__
+    wrong = re.compile(r"(?:logistic|probability) model fitted beside the rule on the training and anchor rows")
+    assert not [str(path) for path, text in pages.items() if wrong.search(" ".join(text.split()))]
+    guide = " ".join((repo / "docs" / "user_guide" / "getting_started.md").read_text().split())
+    assert "comes from a logistic model fitted beside the rule on all the rows (training, anchor and held-out)" in guide
+    assert "the same regression fitted on the training and anchor rows alone, calibrated on the held-out sample" in guide
 
 
 def test_held_out_route_is_the_probability_model_with_the_venn_abers_interval_of_its_score(held_out, frame):

@@ -38,12 +38,14 @@ Conventions
   fit is that SVM on all rows.
 * **Probabilities** (``probability="venn-abers"``, the default) are the
   results' (:mod:`csvm_stats.probability.fit_calibration`): a logistic
-  probability model fitted beside the rule on the training and anchor rows.
-  With a held-out sample large enough, its sigmoid uses the held-out scores
-  too and the Venn-Abers interval of its score is fitted on the held-out
-  sample; else (e.g. without a requirement, when every row trains) both are
-  fitted on its out-of-fold scores (cross-fitted, no CSVM refit; the interval
-  then has no finite-sample guarantee). Either way ``predict`` is not a
+  probability model fitted beside the rule. With a held-out sample large
+  enough it is fitted on all the rows (held-out ones included) and
+  recalibrated on its out-of-fold scores, and the Venn-Abers interval is that
+  of the same regression fitted on the training and anchor rows alone,
+  calibrated on the held-out sample; else (e.g. without a requirement, when
+  every row trains) the model is fitted on the training and anchor rows and
+  its recalibration and interval on its out-of-fold scores (cross-fitted, no
+  CSVM refit; the interval then has no finite-sample guarantee). Either way ``predict`` is not a
   threshold on P and can differ from ``argmax(predict_proba)``
   (``results_.calibration.rule`` counts how often, on the held-out sample or
   on every row). ``predict_interval`` gives the interval [p0, p1] (Venn
