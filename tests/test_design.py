@@ -89,3 +89,43 @@ def test_standardizer_back_to_original_units():
     w0, b0 = s.to_original(w, b)
     np.testing.assert_allclose(s.transform(X) @ w + b, X @ w0 + b0)
     assert s.scale[2] == 1.0
+
+
+def _numbers_with_a_code(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    """A numeric column with UCI's "?" for a missing value, as pandas reads it from a CSV: text."""
+    rng = np.random.default_rng(seed)
+    chol = rng.integers(150, 350, n).astype(str).astype(object)
+    chol[3] = "?"
+    x = rng.normal(size=n)
+    return pd.DataFrame({"x": x, "chol": pd.array(chol, dtype="str"), "y": np.where(x > 0, "a", "b")})
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_a_numeric_column_read_as_text_is_refused_not_made_a_factor(dtype):
+    """Review r7 F9: one "?" made a 100-level factor of a numeric column, silently."""
+    from csvm_stats.models.model import CSVM
+    from csvm_stats.preprocessing.wording import front_end
+
+    data = _numbers_with_a_code()
+    data["chol"] = data["chol"].astype(dtype)
+    with pytest.raises(DataError, match=r"column 'chol' holds text: \d+ of its \d+ distinct values are numbers, the "
+                                        r"others \['\?'\].*pd.to_numeric\(df\['chol'\], errors='coerce'\)"):
+        CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
+    with front_end("cli"), pytest.raises(DataError, match="leave those cells empty"):
+        CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
+    # a Categorical says it is a factor; factors with a few number-like levels stay factors
+    CSVM.from_formula("y ~ x + chol", data.assign(chol=data["chol"].astype("category")), tpr_min=0.6)
+    levels = np.array(["0", "1-3", "4+", "1", "2", "3", "unknown"])
+    for few in (levels[:3], levels[3:]):
+        CSVM.from_formula("y ~ x + g", data.assign(g=np.resize(few, len(data)).astype(str)), tpr_min=0.6)
+
+
+
+def test_new_data_with_number_like_text_are_predicted_as_the_fitted_factor():
+    from csvm_stats.models.model import CSVM
+
+    data = _numbers_with_a_code()
+    fitted = data.assign(chol=data["chol"].astype("category"))
+    res = CSVM.from_formula("y ~ x + chol", fitted, tpr_min=0.6, bound="none").fit(random_state=0, time_limit=30)
+    new = data.drop(columns="y").iloc[:20]  # text, not Categorical
+    np.testing.assert_allclose(res.decision_function(new), res.decision_function(fitted.iloc[:20]))

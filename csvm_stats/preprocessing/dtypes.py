@@ -18,7 +18,10 @@ levels "1", "2.5" and "a") or hold only numbers (convert with
 ``pd.to_numeric`` or make them a Categorical), other Python objects
 (bytes, lists, dates), complex numbers (whose imaginary part numpy would
 drop), datetimes and timedeltas (formulaic multiplies them by 0/1 and
-fails), periods and intervals.
+fails), periods and intervals; and, in the data a model is fitted on, a
+text column whose distinct values are mostly numbers (a numeric column with
+a missing-value code such as "?", which pandas reads as text and a formula
+would code as a factor with one level per number; :func:`check_numbers_as_text`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.wording import current_front_end
 
 _DATETIME_FIX = (
     "convert it to numbers first, e.g. (df[c] - pd.Timestamp('1970-01-01')).dt.days for days since 1970, "
@@ -66,11 +70,52 @@ def _value_kinds(column: pd.Series) -> dict[str, object]:
     return kinds
 
 
-def usable_column(column: pd.Series, name: str, what: str = "the data") -> pd.Series:
-    """``column`` in a dtype formulaic codes correctly, or a :class:`DataError` naming it and the fix."""
+#: A text column whose distinct values are mostly numbers, at least this many, is refused when fitting
+#: (:func:`check_numbers_as_text`): a numeric column with a missing-value code such as "?".
+MIN_NUMBER_LEVELS = 5
+
+
+def check_numbers_as_text(column: pd.Series, name: str) -> None:
+    """Refuse a text column that is a numeric column with a few text codes (UCI's "?" for a missing value).
+
+    pandas reads such a CSV column as text, which a formula codes as a factor
+    with one level per distinct number. A column is refused when at least
+    :data:`MIN_NUMBER_LEVELS` of its distinct values read as numbers and they
+    outnumber the others; a factor such as "0", "1-3", "4+" or "1", "2", "3",
+    "unknown" stays a factor, and a Categorical is never refused.
+    """
+    levels = pd.unique(column.dropna().astype(str))
+    as_numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce").notna().to_numpy()
+    n_numbers = int(as_numbers.sum())
+    if n_numbers < MIN_NUMBER_LEVELS or n_numbers <= as_numbers.size - n_numbers:
+        return
+    others = [str(v) for v in levels[~as_numbers]]
+    if current_front_end() == "python":
+        fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], errors='coerce') "
+               f"and remove or impute those rows; if the column is a factor, make it one with "
+               f"df[{name!r}].astype('category')")
+    else:
+        fix = (f"if {others[0]!r} marks a missing value, leave those cells empty (missing) and remove or impute "
+               "those rows; if the column is a factor, give its levels a form that is not a number (e.g. a prefix)")
+    raise DataError(
+        f"the data column {name!r} holds text: {n_numbers} of its {as_numbers.size} distinct values are numbers, "
+        f"the others {others[:5]}{' ...' if len(others) > 5 else ''}; as text it would be a factor with one level per "
+        f"number. {fix[0].upper()}{fix[1:]}."
+    )
+
+
+def usable_column(column: pd.Series, name: str, what: str = "the data", *, fitting: bool = True) -> pd.Series:
+    """``column`` in a dtype formulaic codes correctly, or a :class:`DataError` naming it and the fix.
+
+    ``fitting``: the data a model is fitted on, where a numeric column read as
+    text is refused (:func:`check_numbers_as_text`); new data are coded as the
+    fitted model says.
+    """
     dtype = column.dtype
     where = f"{what} column {name!r}"
     if _is_text_dtype(dtype):
+        if fitting:
+            check_numbers_as_text(column, name)
         values = column.astype(object)
         return values.where(values.notna(), None)
     if isinstance(dtype, pd.ArrowDtype):
@@ -109,16 +154,18 @@ def usable_column(column: pd.Series, name: str, what: str = "the data") -> pd.Se
                     "for a factor"
                 )
             raise DataError(f"{where} is an object column holding {examples}; {fix}.")
+        if fitting and kinds:
+            check_numbers_as_text(column, name)
     return column
 
 
-def usable_frame(data: pd.DataFrame, columns: Iterable[str], what: str = "the data") -> pd.DataFrame:
+def usable_frame(data: pd.DataFrame, columns: Iterable[str], what: str = "the data", *, fitting: bool = True) -> pd.DataFrame:
     """``data`` with each of ``columns`` made usable (:func:`usable_column`); a copy only if something changed."""
     changed = {}
     for name in columns:
         if name in data.columns:
             column = data[name]
-            converted = usable_column(column, name, what)
+            converted = usable_column(column, name, what, fitting=fitting)
             if converted is not column:
                 changed[name] = converted
     return data.assign(**changed) if changed else data

@@ -83,7 +83,7 @@ class FormulaDesign:
                     f"(newdata has {list(map(str, data.columns))[:12]})."
                 )
         if self.inputs is not None:
-            data = usable_frame(data, self.inputs, "newdata")
+            data = usable_frame(data, self.inputs, "newdata", fitting=False)
         self._check_numeric(data)
         data = self._as_fitted_factors(data)
         design = _materialise(self.spec, data, self.parsed)
