@@ -312,6 +312,34 @@ def test_predict_help_names_the_columns_of_two_class_and_multiclass_models(files
                                                                      for c in classes)]
 
 
+def test_predict_reads_a_text_factor_as_text_when_a_batch_looks_like_numbers(files, capsys):
+    """Review r7 F6: a batch whose levels were all "0" (or codes "01", "02") was read as numbers and refused."""
+    rng = np.random.default_rng(0)
+    n = 200
+    nodes = rng.choice(["0", "1-3", "4+"], n)
+    code = rng.choice(["01", "02", "x3"], n)
+    x = rng.normal(size=n)
+    y = np.where(x + 1.5 * (nodes == "4+") + rng.normal(size=n) > 0.5, "relapse", "none")
+    train, model_file = files["dir"] / "nodes.csv", files["dir"] / "nodes.csvm"
+    pd.DataFrame({"x": x, "nodes": nodes, "code": code, "y": y}).to_csv(train, index=False)
+    status, _, err = _run(["fit", train, "-f", "y ~ .", "--tpr-min", "0.6", "--bound", "none", "--save", model_file],
+                          capsys)
+    assert status == EXIT_OK, err
+    saved = load_model(model_file)
+    batches = {"zeros": (["0", "0", "0"], ["01", "02", "01"]), "mixed": (["0", "4+", "1-3"], ["x3", "01", "02"])}
+    for name, (batch_nodes, batch_code) in batches.items():
+        batch = pd.DataFrame({"x": [0.1, -0.5, 1.2], "nodes": batch_nodes, "code": batch_code})
+        path, out = files["dir"] / f"{name}.csv", files["dir"] / f"{name}_pred.csv"
+        batch.to_csv(path, index=False)
+        status, _, err = _run(["predict", model_file, path, "-o", out], capsys)
+        assert status == EXIT_OK, err
+        np.testing.assert_allclose(pd.read_csv(out)["decision"], saved.decision_function(batch).to_numpy(), rtol=1e-9)
+    unseen = files["dir"] / "unseen.csv"
+    pd.DataFrame({"x": [0.1], "nodes": ["4"], "code": ["01"]}).to_csv(unseen, index=False)
+    status, _, err = _run(["predict", model_file, unseen], capsys)
+    assert status == EXIT_DATA and "['4'] not seen" in err
+
+
 def _tiny(files) -> pd.DataFrame:
     """Six rows, two positives: the held-out sample of seed 1 has none."""
     return pd.read_csv(files["train"]).iloc[:6].assign(y=["pos", "neg", "pos", "neg", "neg", "neg"])

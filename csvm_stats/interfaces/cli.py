@@ -107,8 +107,12 @@ def _check_cells(data: pd.DataFrame, path: Path) -> None:
         )
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame (format from the suffix).
+
+    ``text_columns`` of a CSV file are read as text, not as numbers when
+    they look like numbers (a saved model's factor columns, whose levels
+    are text: a batch whose levels are all "0" is still that factor).
 
     Repeated column names (in the CSV header row or the Parquet schema) and
     columns of lists or structs are errors, never renamed or passed on. A
@@ -134,7 +138,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             except (InputFileError, InputLimitError) as error:
                 raise FileProblem(str(error)) from None
             names = _header_row(path, sep)
-            data = pd.read_csv(path, sep=sep)
+            data = pd.read_csv(path, sep=sep, dtype={c: str for c in text_columns if c in names} or None)
         else:
             data = pd.read_parquet(path)
             names = [str(c) for c in data.columns]
@@ -328,7 +332,9 @@ def predict_command(args: argparse.Namespace) -> int:
     except ModelFileError as error:
         raise FileProblem(str(error)) from None
     check_outputs({"model file": args.model, "data file": args.data}, {"output": args.output})
-    data = read_table(args.data)
+    levels = model.formula.factor_levels() if model.formula is not None else {}
+    # a factor fitted on text levels is read as text, whatever the batch's values look like (review r7 F6)
+    data = read_table(args.data, [c for c, lv in levels.items() if all(isinstance(v, str) for v in lv)])
     decision = model.decision_function(data)
     if isinstance(decision, pd.DataFrame):  # several classes: one score column per class
         scores = decision.rename(columns=lambda c: f"score_{c}")

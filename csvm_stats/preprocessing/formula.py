@@ -33,6 +33,7 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -110,6 +111,17 @@ class FormulaDesign:
                     )
 
 
+    def factor_levels(self) -> dict[str, list[Any]]:
+        """The input columns that are factors of the design, with their fitted levels (empty without a parsed formula)."""
+        if self.parsed is None:
+            return {}
+        state = self.spec.encoder_state
+        return {
+            f.column: list(state[f.expr][1]["categories"])
+            for term in self.parsed.terms for f in term
+            if f.expr in state and state[f.expr][0] is Factor.Kind.CATEGORICAL
+        }
+
     def _as_fitted_factors(self, data: pd.DataFrame) -> pd.DataFrame:
         """The columns that were factors at fit time, as Categoricals with the fitted levels.
 
@@ -152,13 +164,8 @@ def probe_frame(design: FormulaDesign) -> pd.DataFrame:
 
     if design.parsed is None:
         raise FormulaError("only a formula parsed by the grammar can be probed.")
-    state = design.spec.encoder_state
     factors: dict[str, GrammarFactor] = {f.column: f for term in design.parsed.terms for f in term}
-    levels = {
-        column: list(state[f.expr][1]["categories"])
-        for column, f in factors.items()
-        if f.expr in state and state[f.expr][0] is Factor.Kind.CATEGORICAL
-    }
+    levels = design.factor_levels()
     rows = max([len(v) for v in levels.values()] + [1])
     frame = {}
     for column in factors:
