@@ -44,7 +44,7 @@ def test_named_positive_and_round_trip_keep_type():
     [
         ([1, 1, 1], "single class"),
         (["a", "b", "c"], "3 distinct labels"),
-        (pd.Categorical(["a", "b"], categories=["a", "b", "c"]), "3 categories"),
+        (pd.Categorical(["a", "b", "c", "a"], categories=["a", "b", "c", "d"]), "3 used categories"),
         ([0.0, 1.0, np.nan], "missing"),
     ],
 )
@@ -129,3 +129,36 @@ def test_new_data_with_number_like_text_are_predicted_as_the_fitted_factor():
     res = CSVM.from_formula("y ~ x + chol", fitted, tpr_min=0.6, bound="none").fit(random_state=0, time_limit=30)
     new = data.drop(columns="y").iloc[:20]  # text, not Categorical
     np.testing.assert_allclose(res.decision_function(new), res.decision_function(fitted.iloc[:20]))
+
+
+def test_a_categorical_response_with_an_unused_category_is_coded_by_its_two_used_ones():
+    """Review r7 F8: iris without setosa (pandas keeps the category) was refused by the two-class model only."""
+    from csvm_stats.models.model import CSVM
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=90)})
+    frame["y"] = pd.Categorical(np.where(frame["x"] > 0, "virginica", "versicolor"),
+                                categories=["setosa", "versicolor", "virginica"])
+    coding, y = encode_labels(frame["y"])
+    assert coding.levels == ("versicolor", "virginica") and coding.positive == "virginica"
+    np.testing.assert_array_equal(y, np.where(frame["x"] > 0, 1.0, -1.0))
+    res = CSVM.from_formula("y ~ x", frame, tpr_min=0.6, bound="none").fit(random_state=0, time_limit=30)
+    assert res.model.coding.levels == ("versicolor", "virginica")
+    assert set(res.predict(frame)) <= {"versicolor", "virginica"}
+
+
+@pytest.mark.parametrize("front, advice", [("python", "positive='no' or positive='Yes'"),
+                                           ("cli", "--positive no or --positive Yes")])
+def test_a_default_positive_class_that_depends_on_letter_case_is_named_in_a_warning(front, advice):
+    """Review r7 F10 / r8 F15: "Yes" < "no" by code point, R's collation puts "no" first and takes "Yes"."""
+    import warnings
+
+    from csvm_stats.preprocessing.wording import front_end
+
+    with front_end(front), pytest.warns(UserWarning, match="positive class is 'no'.*R's csvm\\(\\) .* would take 'Yes'") as seen:
+        coding, _ = encode_labels(pd.Series(["Yes", "no", "no"]))
+    assert coding.positive == "no" and advice in str(seen[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encode_labels(pd.Series(["yes", "no"]))  # the same order either way
+        encode_labels(pd.Series(["Yes", "no"]), positive="Yes")  # chosen

@@ -16,6 +16,7 @@ r"""From user data to the optimiser's inputs: label coding, sample split, scalin
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.wording import option
 
 #: Default shares of the data for the training, anchor and held-out samples.
 DEFAULT_FRACTIONS: tuple[float, float, float] = (0.5, 0.25, 0.25)
@@ -32,8 +34,9 @@ DEFAULT_FRACTIONS: tuple[float, float, float] = (0.5, 0.25, 0.25)
 class LabelCoding:
     """The two class labels in the user's coding and which one is positive.
 
-    ``levels`` are in the order of the data's levels (categories of a
-    Categorical, else sorted values, as R's ``factor()`` orders them);
+    ``levels`` are in the order of the data's levels (the used categories of a
+    Categorical, else sorted values: numbers by value, text by code point,
+    where R's ``factor()`` uses the locale's collation);
     ``positive`` is one of them. ``dtype`` is the response's dtype, so that
     predictions come back as the same type (a Categorical keeps its categories).
     """
@@ -105,22 +108,42 @@ def sorted_levels(values: pd.Series) -> tuple:
         ) from None
 
 
+def _warn_if_case_decides(levels: tuple) -> None:
+    """Warn when the default positive class of two text labels depends on letter case (R would take the other)."""
+    if not all(isinstance(v, str) for v in levels) or levels[0].casefold() <= levels[1].casefold():
+        return
+    warnings.warn(
+        f"the positive class is {levels[1]!r}, the second of {list(levels)} in code-point order (capitals first); "
+        f"R's csvm() orders text by the locale, ignoring case, and would take {levels[0]!r}. Say which class is "
+        f"positive ({option('positive', levels[1])} or {option('positive', levels[0])}) to fit the same model "
+        "everywhere.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.ndarray]:
     """Find the two classes, choose the positive one and code the labels as -1/+1.
 
     The default positive class follows R's convention: the second level
-    (``1`` for 0/1, ``True`` for bool, the alphabetically second string, the
-    second category of a Categorical). A Categorical must have exactly two
-    categories; other label types exactly two distinct values.
+    (``1`` for 0/1, ``True`` for bool, the second string in code-point order,
+    the second used category of a Categorical). A Categorical must have
+    exactly two used categories (unused ones are dropped, as R's
+    ``drop.unused.levels`` and the multiclass model drop them); other label
+    types exactly two distinct values. Strings are sorted by code point
+    (``"Yes" < "no"``), where R sorts by the locale's collation, which ignores
+    case (``"no" < "Yes"``): when the two orders differ and ``positive`` is
+    not given, a warning names the positive class chosen.
     """
     values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):
-        categories = tuple(values.cat.categories)
+        used = set(values.unique().tolist())
+        categories = tuple(c for c in values.cat.categories if c in used)
         if len(categories) != 2:
             raise DataError(
-                f"The response is a Categorical with {len(categories)} categories {list(categories)}; "
-                "CSVM needs exactly two. Drop unused categories (Series.cat.remove_unused_categories()) "
-                "or recode the response into two classes."
+                f"The response is a Categorical with {len(categories)} used categories {list(categories)[:6]}; "
+                "CSVM needs exactly two. Recode the response into two classes, or require per-class recalls "
+                "(recall_min) for the multiclass CSVM."
             )
         levels = categories
     else:
@@ -136,6 +159,8 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
             )
     if positive is None:
         positive = levels[1]
+        if not isinstance(values.dtype, pd.CategoricalDtype):  # a Categorical's order is the user's
+            _warn_if_case_decides(levels)
     elif not any(positive == lev for lev in levels):
         raise DataError(f"positive={positive!r} is not one of the response's classes {list(levels)}.")
     else:
