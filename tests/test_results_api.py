@@ -171,3 +171,22 @@ def test_a_gene_list_fit_saves_its_selection(fits, tmp_path):
     assert loaded.report["selection"]["route"] == "cardinality"
     assert set(loaded.report["selection"]["features"]) == set(res.selected_features.index)
     assert loaded.report["sample_roles"]["roles"] == res.sample_roles.tolist()
+
+
+@pytest.mark.parametrize("form", ["binary", "multiclass"])
+def test_a_loaded_model_answers_the_fits_names(fits, form, tmp_path):
+    """Review r7 F7: code written against the fit (predict_interval, summary(), params) works on a loaded model."""
+    from csvm_stats.interfaces.persistence import load_model, save_model
+
+    res, d = fits[form], _data()
+    saved = load_model(save_model(res, tmp_path / "model.csvm"))
+    new = d.head(5)
+    pd.testing.assert_frame_equal(saved.predict_interval(new), res.predict_interval(new), check_names=False)
+    assert saved.summary() == str(res.summary())
+    params = saved.params
+    expected = res.params
+    if isinstance(expected, pd.DataFrame):
+        expected = expected.set_axis([str(c) for c in expected.columns], axis=1)
+        pd.testing.assert_frame_equal(params, expected, check_names=False)
+    else:
+        pd.testing.assert_series_equal(params, expected, check_names=False)

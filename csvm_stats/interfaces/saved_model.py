@@ -267,6 +267,47 @@ class SavedModel:
             return pd.DataFrame({"p0": p0, "p1": p1, "p": p}, index=design.index)
         return pd.Series(p, index=design.index, name=f"P({self.coding.positive!r})")
 
+    def predict_interval(self, newdata: Any) -> pd.DataFrame:
+        """The Venn-Abers interval and the point probability, as the fit's ``predict_interval``.
+
+        ``predict_proba(newdata, interval=True)``: columns ``p0``, ``p1`` and ``p``
+        (for several classes, a ``(p0|p1|p, class)`` column each).
+
+        Parameters
+        ----------
+        newdata : DataFrame or array-like
+            Rows with the model's predictor columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per row of ``newdata``.
+        """
+        return self.predict_proba(newdata, interval=True)
+
+    def summary(self) -> str:
+        """The fit's summary as printed when it was saved (:attr:`summary_text`; ``print(saved.summary())``).
+
+        Returns
+        -------
+        str
+            The text summary (a loaded model keeps its text, not the summary object).
+        """
+        return self.summary_text
+
+    @property
+    def params(self) -> pd.Series | pd.DataFrame | None:
+        """The fit's coefficients (as ``CSVMResults.params``; one column per class for several classes).
+
+        ``None`` in files written before the report kept them.
+        """
+        params = self.report.get("params")
+        if params is None:
+            return None
+        if params and all(isinstance(v, dict) for v in params.values()):
+            return pd.DataFrame(params)
+        return pd.Series(params, name="coef", dtype=float)
+
     @property
     def summary_text(self) -> str:
         """The summary of the fit, as printed when it was saved."""
