@@ -84,26 +84,3 @@ def test_model_file_refuses_an_unknown_coding(tmp_path):
     assert _factor({"C": "grade", "contrasts": "poly"}).contrasts == "poly"
     with pytest.raises(ModelFileError, match="contrasts"):
         _factor({"C": "grade", "contrasts": "helmert"})
-
-
-@pytest.mark.parametrize("name", ["o", "t", "n", "co", "tr", "poly", "stage"])
-def test_poly_coding_works_for_names_inside_contr_poly(name, tmp_path):
-    """Review r7 F5: formulaic back-quoted every 'o' of C(`o`, contr.poly), so short names such as t, n failed."""
-    from csvm_stats.exceptions import FormulaError
-
-    rng = np.random.default_rng(0)
-    levels = ["lo", "mid", "hi"]
-    d = pd.DataFrame({"x": rng.normal(size=90),
-                      name: pd.Categorical(rng.choice(levels, 90), categories=levels, ordered=True),
-                      "contr": rng.normal(size=90)})  # an unused column named contr no longer hides contr.poly
-    d["y"] = np.where(d["x"] > 0, "p", "n")
-    _, X, _ = build_design(f"y ~ x + {name}", d, ordered_contrasts="poly")
-    assert list(X.columns) == ["x", f"{name}[.L]", f"{name}[.Q]"]
-    res = CSVM.from_formula(f"y ~ x + {name}", d, tpr_min=0.6, bound="none", ordered_contrasts="poly").fit(
-        random_state=0, time_limit=30)
-    saved = load_model(save_model(res, tmp_path / "m.csvm"))
-    np.testing.assert_allclose(saved.decision_function(d), res.decision_function(d))
-    with pytest.raises(FormulaError, match="named 'contr' cannot be coded.*rename the column"):
-        build_design("y ~ x + contr", d.assign(contr=d[name]), ordered_contrasts="poly")
-    with pytest.raises(FormulaError, match="named 'C' cannot be coded"):
-        build_design("y ~ x + C(C)", d.assign(C=d[name].astype(str)))

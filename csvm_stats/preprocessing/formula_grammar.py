@@ -144,26 +144,12 @@ class Factor:
         return self.column if self.contrasts == "poly" else self.expr
 
     def formulaic(self) -> str:
-        """This factor in formulaic's syntax, built from the validated column name only.
-
-        formulaic puts back-quotes around every occurrence of a back-quoted name in the
-        factor's code, inside ``contr.poly`` too (``C(`o`, c`o`ntr.p`o`ly)``), and a data
-        column named ``C`` or ``contr`` hides formulaic's ``C`` or ``contr``: a name that
-        occurs in the code is written without back-quotes when it is an identifier, and
-        the names that cannot be coded either way are refused with the fix (review r7 F5).
-        """
+        """This factor in formulaic's syntax, built from the validated column name only."""
         if not self.categorical:
             return f"`{self.column}`"
-        plain = self.column.isidentifier() and not keyword.iskeyword(self.column)
-        code = "C(, contr.poly)" if self.contrasts == "poly" else "C()"
-        if self.column in ("C", "contr") and self.column in code or (not plain and self.column in code):
-            raise FormulaError(
-                f"a factor column named {self.column!r} cannot be coded: the name clashes with formulaic's "
-                f"{code.replace('()', '(...)').replace('(, ', '(..., ')}; rename the column (e.g. "
-                f"df.rename(columns={{{self.column!r}: {self.column + '_'!r}}}))."
-            )
         if self.contrasts == "poly":
-            return f"C({self.column}, contr.poly)" if plain and self.column in code else f"C(`{self.column}`, contr.poly)"
+            return f"C(`{self.column}`, contr.poly)"
+        plain = self.column.isidentifier() and not keyword.iskeyword(self.column)
         return f"C({self.column})" if plain else f"C(`{self.column}`)"
 
 
