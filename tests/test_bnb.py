@@ -564,21 +564,3 @@ def test_peeling_takes_out_points_only_down_to_the_counts():
     taken = h._peel_some(keep, np.array([0, 1, 3, 4, 5]), 10)
     # 0 goes (TPR 3 -> 2, accuracy 6 -> 5), 1 is skipped (TPR at its count), 3 and 4 go (accuracy 5 -> 3), 5 not
     assert taken.tolist() == [0, 3, 4] and keep.tolist() == [False, True, True, False, False, True]
-
-
-def test_verbose_prints_the_bnb_search_lines(capsys):
-    """verbose=True printed nothing with the default bnb backend (review r8 F18)."""
-    import pandas as pd
-
-    from csvm_stats.models.model import CSVM
-
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"x1": rng.normal(size=120), "x2": rng.normal(size=120)})
-    frame["y"] = np.where(frame["x1"] + rng.normal(size=120) > 0, "p", "n")
-    model = CSVM.from_formula("y ~ .", frame, tpr_min=0.7, bound="none")
-    model.fit(random_state=0, solver="bnb", time_limit=30)
-    assert "bnb:" not in capsys.readouterr().out
-    res = model.fit(random_state=0, solver="bnb", time_limit=30, verbose=True)
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("bnb: ")]
-    assert len(lines) == 2 and lines[0].startswith("bnb: two-class CSVM, ")
-    assert lines[1].startswith(f"bnb: {res.solver.status.value}, objective ") and f"{res.solver.nodes} nodes" in lines[1]

@@ -519,8 +519,7 @@ class CSVM:
         threads : int or None
             Solver threads (``None``: the backend's default).
         verbose : bool, default False
-            Print the solver's log (SCIP, Gurobi, HiGHS: theirs; the default ``bnb`` search keeps
-            no running log and prints a line before it starts and one with its outcome).
+            Print the solver's log.
         random_state : int or None
             Seed of the split and the solver; drawn and kept when ``None``.
         guarantee : bool or {"tpr", "tnr"}, default False

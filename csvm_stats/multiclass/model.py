@@ -309,8 +309,7 @@ class MulticlassCSVM(CSVM):
         threads : int or None
             Solver threads.
         verbose : bool, default False
-            Print the solver's log (SCIP, Gurobi, HiGHS: theirs; the default ``bnb`` search keeps
-            no running log and prints a line before it starts and one with its outcome).
+            Print the solver's log.
         random_state : int or None
             Seed of the split and the solver; drawn and kept when ``None``.
         guarantee : bool, default False

@@ -35,27 +35,6 @@ class BranchAndBound:
         return BnbBackend().version()
 
     def solve(self, problem: MIQP, options: SolverOptions) -> Solution:
-        """Run the search of the problem's form; with ``options.verbose`` print a line before and after it."""
-        if options.verbose:  # the searches keep no running log; this is what verbose=True shows for bnb
-            print(f"bnb: {self._form(problem)}, {problem.c.size} variables, {problem.A.shape[0]} rows, "
-                  f"time limit {options.time_limit:.3g} s", flush=True)
-        solution = self._search(problem, options)
-        if options.verbose:
-            r = solution.record
-            print(f"bnb: {r.status.value}, objective {r.objective:.10g}, bound {r.best_bound:.10g}, gap {r.gap:.3g}, "
-                  f"{r.nodes} nodes, {r.wall_time:.3g} s wall, {r.cpu_time:.3g} s CPU"
-                  + (f"; {r.message}" if r.message else ""), flush=True)
-        return solution
-
-    @staticmethod
-    def _form(problem: MIQP) -> str:
-        if problem.multiclass is not None:
-            return "multiclass CSVM"
-        if problem.l1 is not None:
-            return "L1-norm CSVM"
-        return "cardinality CSVM" if problem.cardinality is not None else "two-class CSVM"
-
-    def _search(self, problem: MIQP, options: SolverOptions) -> Solution:
         if problem.multiclass is not None:
             return MulticlassBnb().solve(problem, options)
         if problem.l1 is not None:
