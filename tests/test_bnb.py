@@ -564,3 +564,18 @@ def test_peeling_takes_out_points_only_down_to_the_counts():
     taken = h._peel_some(keep, np.array([0, 1, 3, 4, 5]), 10)
     # 0 goes (TPR 3 -> 2, accuracy 6 -> 5), 1 is skipped (TPR at its count), 3 and 4 go (accuracy 5 -> 3), 5 not
     assert taken.tolist() == [0, 3, 4] and keep.tolist() == [False, True, True, False, False, True]
+
+
+def test_verbose_prints_the_search_log_and_quiet_prints_nothing(capsys):
+    """verbose=True: bnb prints a header, progress rows and a closing line with the status (the other backends
+    print their solver's log); verbose=False prints nothing."""
+    Xi, yi, Xj, yj, counts, weight = random_problem(3)
+    fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb",
+             options=SolverOptions(time_limit=60, clock="cpu", verbose=True))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("bnb: branch-and-bound over anchor points;")
+    assert out[1].split() == ["nodes", "waiting", "incumbent", "bound", "gap", "time", "(s)"]
+    assert out[-1].startswith("bnb: optimal; objective ")
+    fit_csvm(Xi, yi, Xj, yj, min_counts=counts, sample_weight=weight, solver="bnb",
+             options=SolverOptions(time_limit=60, clock="cpu"))
+    assert capsys.readouterr().out == ""

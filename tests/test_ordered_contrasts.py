@@ -84,3 +84,30 @@ def test_model_file_refuses_an_unknown_coding(tmp_path):
     assert _factor({"C": "grade", "contrasts": "poly"}).contrasts == "poly"
     with pytest.raises(ModelFileError, match="contrasts"):
         _factor({"C": "grade", "contrasts": "helmert"})
+
+
+@pytest.mark.parametrize("name", ["o", "t", "poly", "ly"])
+def test_poly_coding_of_columns_named_inside_contr_poly(name, tmp_path):
+    """formulaic replaces a back-quoted name wherever its text occurs, so ``o`` broke ``contr.poly``: such columns
+    are written unquoted and coded (and saved and loaded) like any other ordered factor."""
+    rng = np.random.default_rng(1)
+    n = 200
+    data = pd.DataFrame({"x": rng.normal(size=n),
+                         name: pd.Categorical(rng.choice(list("abc"), n), categories=list("abc"), ordered=True)})
+    data["y"] = np.where(data["x"] + (data[name].cat.codes == 2) + rng.normal(size=n) > 0.5, "p", "n")
+    fit = CSVM.from_formula(f"y ~ x + {name}", data, tpr_min=0.8, bound="binomial",
+                            ordered_contrasts="poly").fit(random_state=0, time_limit=30)
+    assert fit.model.exog_names == ["x", f"{name}[.L]", f"{name}[.Q]"]
+    save_model(fit, tmp_path / "m.csvm")
+    loaded = load_model(tmp_path / "m.csvm")
+    np.testing.assert_allclose(loaded.decision_function(data), fit.decision_function(data).to_numpy())
+
+
+@pytest.mark.parametrize("name", ["C", "contr"])
+def test_a_factor_named_like_the_coding_is_refused(name):
+    from csvm_stats.exceptions import FormulaError
+
+    data = pd.DataFrame({"x": np.arange(12.0), name: pd.Categorical(list("abc") * 4, ordered=True),
+                         "y": ["p", "n"] * 6})
+    with pytest.raises(FormulaError, match=f"the column '{name}' cannot be coded as a factor here.*rename"):
+        CSVM.from_formula(f"y ~ x + `{name}`", data, tpr_min=0.8, bound="binomial", ordered_contrasts="poly")

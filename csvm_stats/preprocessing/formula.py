@@ -326,8 +326,9 @@ def _safe_matrix(
     data = usable_frame(data, parsed.columns)
     if ordered_contrasts == "poly":
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
+    text = parsed.rhs()  # a FormulaError of a column formulaic cannot code is raised here, not translated
     try:
-        rhs = model_matrix(parsed.rhs(), data, na_action="raise", context={})
+        rhs = model_matrix(text, data, na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
     check_structure(rhs.model_spec, parsed)

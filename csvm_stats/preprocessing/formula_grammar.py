@@ -117,6 +117,9 @@ def tokenize(text: str) -> list[Token]:
 CONTRASTS = ("treatment", "poly")
 
 
+_CODING_NAMES = ("C", "contr")  # names that formulaic's C(column, contr.poly) reads as its own
+
+
 @dataclass(frozen=True)
 class Factor:
     """One column, used as it is or (``categorical``) coded as a factor by ``C(column)``.
@@ -144,12 +147,23 @@ class Factor:
         return self.column if self.contrasts == "poly" else self.expr
 
     def formulaic(self) -> str:
-        """This factor in formulaic's syntax, built from the validated column name only."""
+        """This factor in formulaic's syntax, built from the validated column name only.
+
+        formulaic replaces a back-quoted name wherever its text occurs in the expression, so a column
+        whose name occurs in ``contr.poly`` (``o``, ``t``, ``poly``, ...) is written unquoted there; a
+        column named ``C`` or ``contr`` would be read as the function or the contrasts and is refused.
+        """
         if not self.categorical:
             return f"`{self.column}`"
-        if self.contrasts == "poly":
-            return f"C(`{self.column}`, contr.poly)"
         plain = self.column.isidentifier() and not keyword.iskeyword(self.column)
+        if self.column in _CODING_NAMES:
+            raise FormulaError(
+                f"the column {self.column!r} cannot be coded as a factor here: formulaic evaluates C(...) as Python "
+                f"and would read {self.column!r} as part of the coding; rename the column."
+            )
+        if self.contrasts == "poly":
+            quoted_clash = self.column in "C(, contr.poly)"
+            return f"C({self.column}, contr.poly)" if plain and quoted_clash else f"C(`{self.column}`, contr.poly)"
         return f"C({self.column})" if plain else f"C(`{self.column}`)"
 
 

@@ -99,6 +99,7 @@ from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb_nodes import _DualStore, _Node, _Nogoods, _Packed, _Relaxation, _scan_requirement
 from csvm_stats.optimization.solvers.bnb_primal import MARGIN_TOL, _PrimalHeuristics
+from csvm_stats.optimization.solvers.search_log import SearchLog
 from csvm_stats.optimization.additive_bound import AdditiveBound, kernel_row_mass
 from csvm_stats.optimization.anchor_symmetry import NO_ORBITS, SLACK_SHARE, find_orbits, propagate
 from csvm_stats.optimization.feasibility import check_counts, tie_groups
@@ -148,6 +149,7 @@ class _Search(_PrimalHeuristics):
         self.additive = None if gram is None else AdditiveBound(
             phi, self.dual.y, upper, kernel_row_mass(gram), self.phi_i.shape[0], self.members)
         self.interrupted = False  # set by Ctrl-C (_sigint_sets_flag)
+        self.log = SearchLog(options, "branch-and-bound over anchor points")
         self.nogoods = _Nogoods()
         self.phi, self.gram = phi, gram
         self.orbits = NO_ORBITS  # interchangeable anchor points (Gram mode; found after the root's costs)
@@ -264,8 +266,12 @@ class _Search(_PrimalHeuristics):
         self._process(self.forced0.copy(), self.dropped0.copy(), root.dual, root, heap)
         while heap:
             self.open_min = heap[0].bound
-            if self.elapsed() >= self.options.time_limit:
+            now = self.elapsed()
+            if now >= self.options.time_limit:
                 return Status.TIME_LIMIT
+            if self.log.due(now):
+                self.log.row(now, self.nodes, len(heap), None if self.best is None else self.best[0],
+                             self.lower_bound())
             if (self.envelope is None and self.additive is not None and self.best is not None
                     and self.svm_solves >= DEEP_SEARCH_AFTER):
                 self._deepen()
@@ -570,6 +576,7 @@ class BnbBackend:
             message=f"{search.svm_solves} SVM solves, {search.peel_solves} peeling QPs", svm_solves=search.svm_solves,
             reason=reason,
         )
+        search.log.end(record)
         return Solution(record, x)
 
     @staticmethod

@@ -88,6 +88,7 @@ from csvm_stats.optimization.solvers.bnb_lp_end import (
     count_bound,
     run_lp_search,
 )
+from csvm_stats.optimization.solvers.search_log import SearchLog
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.l1_margins import MarginLP
 from csvm_stats.optimization.solvers.outer_lp import LPPoint, OuterLP
@@ -136,6 +137,7 @@ class _L1Search(LPSearchClock):
         self.unresolved = False
         self.nodes = 0
         self.interrupted = False  # set by Ctrl-C (bnb's _sigint_sets_flag)
+        self.log = SearchLog(options, "branch-and-bound over anchor indicators (L1-norm CSVM)")
         self.counter = itertools.count()
         self.cut_count = 0
         if problem.start is not None:
@@ -446,6 +448,10 @@ class _L1Search(LPSearchClock):
         current: _Node | None = _Node(self.root_value, next(self.counter), np.empty(0, dtype=int),
                                       np.empty(0, dtype=int))
         while True:
+            now = self.elapsed()
+            if self.log.due(now):
+                self.log.row(now, self.nodes, len(heap), None if self.best is None else self.best[0],
+                             min([self.lower_bound()] + [n.bound for n in heap[:1]]))
             if self.out_of_time():
                 if current is not None:
                     heapq.heappush(heap, current)

@@ -113,4 +113,5 @@ def run_lp_search(
         wall_time=wall, cpu_time=cpu, nodes=search.nodes, backend="bnb", backend_version=BnbBackend().version(),
         formulation=formulation, message=message(), reason=reason,
     )
+    search.log.end(record)
     return Solution(record, x)

@@ -60,6 +60,7 @@ from csvm_stats.optimization.solvers.base import Solution, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb_lp_end import LPSearchClock, count_bound, run_lp_search
 from csvm_stats.optimization.solvers.bnb_nodes import _Node
 from csvm_stats.optimization.solvers.outer_lp import OuterLP
+from csvm_stats.optimization.solvers.search_log import SearchLog
 
 MET_TOL = 1e-6  # an anchor margin >= 1 - MET_TOL counts as met by a relaxation's point
 CUT_ROUNDS = 50  # cutting-plane LPs per node at most
@@ -91,6 +92,7 @@ class _MulticlassSearch(LPSearchClock):
         self.unresolved = False
         self.nodes = 0
         self.interrupted = False  # set by Ctrl-C (bnb's _sigint_sets_flag)
+        self.log = SearchLog(options, "branch-and-bound over anchor indicators (multiclass)")
         self.counter = itertools.count()
         self.r = self.d.phi_train.shape[1]
         self.cost = np.full(self.z_cols.size, -math.inf)  # c_j: a bound of every point with z_j = 1 (root costs)
@@ -255,7 +257,11 @@ class _MulticlassSearch(LPSearchClock):
         heap: list[_Node] = []
         current: _Node | None = _Node(-math.inf, next(self.counter), np.empty(0, dtype=int), np.empty(0, dtype=int))
         while True:
-            if self.elapsed() >= self.options.time_limit:
+            now = self.elapsed()
+            if self.log.due(now):
+                self.log.row(now, self.nodes, len(heap), None if self.best is None else self.best[0],
+                             min([self.lower_bound()] + [n.bound for n in heap[:1]]))
+            if now >= self.options.time_limit:
                 if current is not None:
                     heapq.heappush(heap, current)
                 self.done_min = min(self.done_min, min((n.bound for n in heap), default=math.inf))

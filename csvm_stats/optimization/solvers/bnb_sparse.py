@@ -57,6 +57,7 @@ from csvm_stats.optimization.problem import MIQP, CardinalityData
 from csvm_stats.optimization.solvers._common import Stopwatch, relative_gap
 from csvm_stats.optimization.solvers.base import search_end, Solution, SolveRecord, SolverOptions, Status
 from csvm_stats.optimization.solvers.bnb import MARGIN_TOL, BnbBackend, _sigint_sets_flag
+from csvm_stats.optimization.solvers.search_log import SearchLog
 
 NODE_ROUNDS = 30  # block-coordinate passes of a node's relaxation
 LEAF_ROUNDS = 200  # passes before a sparse, feasible relaxation point is taken as the node's optimum
@@ -103,6 +104,7 @@ class _Search:
         self.floor = math.inf  # least bound of a node pruned or closed
         self.unresolved = False
         self.interrupted = False
+        self.log = SearchLog(options, "branch-and-bound over features and anchor points")
         self.counter = itertools.count()
         self.swap_time = 0.0
         self.swept: set[bytes] = set()  # supports the swap search started from
@@ -244,9 +246,13 @@ class _Search:
         features = Features(np.zeros(self.p, dtype=bool), np.zeros(self.p, dtype=bool), self.s).settled()
         heap = [_Node(-math.inf, next(self.counter), features, forced, dropped)]
         while heap:  # best bound first (plunging to the better child was measured no better on SRBCT)
-            if self.elapsed() >= self.options.time_limit:
+            now = self.elapsed()
+            if now >= self.options.time_limit:
                 self.floor = min(self.floor, heap[0].bound)
                 return Status.TIME_LIMIT
+            if self.log.due(now):
+                self.log.row(now, self.nodes, len(heap), None if self.best is None else self.best[0],
+                             self.lower_bound(heap[0].bound))
             node = heapq.heappop(heap)
             if node.bound >= self.prune_level():
                 self.floor = min(self.floor, node.bound)
@@ -392,6 +398,7 @@ class SparseBnbBackend:
                         f"{search.s} of {search.p} features)",
             message=f"{search.relaxation.smo_steps} SMO steps", reason=reason,
         )
+        search.log.end(record)
         return Solution(record, x)
 
     @staticmethod
