@@ -111,3 +111,22 @@ def test_a_factor_named_like_the_coding_is_refused(name):
                          "y": ["p", "n"] * 6})
     with pytest.raises(FormulaError, match=f"the column '{name}' cannot be coded as a factor here.*rename"):
         CSVM.from_formula(f"y ~ x + `{name}`", data, tpr_min=0.8, bound="binomial", ordered_contrasts="poly")
+
+
+def test_an_unused_column_named_contr_does_not_hide_contr_poly(tmp_path):
+    """formulaic looks names up in the data first: a column named contr, not even in the formula, made
+    C(o, contr.poly) fail with "'Series' object has no attribute 'poly'", at fit and at predict time."""
+    rng = np.random.default_rng(0)
+    levels = ["lo", "mid", "hi"]
+    d = pd.DataFrame({"x": rng.normal(size=90), "o": pd.Categorical(rng.choice(levels, 90), categories=levels,
+                                                                      ordered=True), "contr": rng.normal(size=90)})
+    d["y"] = np.where(d["x"] > 0, "p", "n")
+    _, X, _ = build_design("y ~ x + o", d, ordered_contrasts="poly")
+    assert list(X.columns) == ["x", "o[.L]", "o[.Q]"]
+    res = CSVM.from_formula("y ~ x + o", d, tpr_min=0.6, bound="none", ordered_contrasts="poly").fit(
+        random_state=0, time_limit=30)
+    plain = CSVM.from_formula("y ~ x + o", d.drop(columns="contr"), tpr_min=0.6, bound="none",
+                              ordered_contrasts="poly").fit(random_state=0, time_limit=30)
+    np.testing.assert_allclose(res.decision_function(d), plain.decision_function(d.drop(columns="contr")))
+    saved = load_model(save_model(res, tmp_path / "m.csvm"))
+    np.testing.assert_allclose(saved.decision_function(d), res.decision_function(d))

@@ -242,6 +242,14 @@ def _translate(error: Exception, data: pd.DataFrame) -> DataError:
     return DataError(f"The formula could not be applied to the data: {message}")
 
 
+def _formula_columns(data: pd.DataFrame, parsed: ParsedFormula | None) -> pd.DataFrame:
+    """The columns of ``data`` the parsed formula reads (all of them without a parsed formula)."""
+    if parsed is None:
+        return data
+    used = set(parsed.columns)
+    return data[[c for c in data.columns if c in used]]
+
+
 def _materialise(spec: ModelSpec, data: pd.DataFrame, parsed: ParsedFormula | None) -> pd.DataFrame:
     """The design of new ``data`` from the fitted ``spec``, which is never changed: formulaic updates a spec's
     encoder state in place when a column's kind differs (a factor given as numbers), so a copy is used, and a
@@ -251,7 +259,7 @@ def _materialise(spec: ModelSpec, data: pd.DataFrame, parsed: ParsedFormula | No
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataMismatchWarning)
         try:
-            matrix = spec.get_model_matrix(data, na_action="raise")
+            matrix = spec.get_model_matrix(_formula_columns(data, parsed), na_action="raise")
         except DataMismatchWarning as unseen:
             levels = re.search(r"\{[^}]*\}", str(unseen))
             raise DataError(
@@ -328,7 +336,8 @@ def _safe_matrix(
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
     text = parsed.rhs()  # a FormulaError of a column formulaic cannot code is raised here, not translated
     try:
-        rhs = model_matrix(text, data, na_action="raise", context={})
+        # only the formula's columns: another column named contr (or C) would hide formulaic's contr.poly (or C())
+        rhs = model_matrix(text, _formula_columns(data, parsed), na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
     check_structure(rhs.model_spec, parsed)
