@@ -282,6 +282,18 @@ class SavedModel:
         -------
         pandas.DataFrame
             One row per row of ``newdata``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> saved = load_model(save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm")))
+        >>> list(saved.predict_interval(X.head(3)).columns)
+        ['p0', 'p1', 'p']
         """
         return self.predict_proba(newdata, interval=True)
 
@@ -292,6 +304,18 @@ class SavedModel:
         -------
         str
             The text summary (a loaded model keeps its text, not the summary object).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from csvm_stats import CSVM
+        >>> from csvm_stats.data.datasets import load_dataset
+        >>> from csvm_stats.interfaces.persistence import load_model, save_model
+        >>> X, y = load_dataset("wisconsin")
+        >>> res = CSVM(y, X, tpr_min=0.9, bound="binomial").fit(random_state=0)
+        >>> saved = load_model(save_model(res, os.path.join(tempfile.mkdtemp(), "model.csvm")))
+        >>> saved.summary() == str(res.summary())
+        True
         """
         return self.summary_text
 
