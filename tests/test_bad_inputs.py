@@ -267,7 +267,7 @@ CLI_CASES: list[tuple[str, Callable[[Ctx], list[str]], int, str]] = [
     ("header only", lambda c: ["fit", str(c.file("header.csv", "x1,y\n")), "-f", "y ~ ."], EXIT_DATA, "0 rows"),
     ("numbers with a ? code", lambda c: ["fit", str(c.file("qmark.csv", "x1,x2,y\n" + "".join(
         f"{i % 7},{'?' if i == 3 else i},{'p' if i % 2 else 'q'}\n" for i in range(40)))), "-f", "y ~ ."], EXIT_DATA,
-     r"column 'x2' holds text: 39 of its 40 distinct values are numbers, the others \['\?'\].*leave those cells empty"),
+     r"column 'x2' holds text, but 39 of its 40 distinct values are numbers, the others \['\?'\].*leave those cells empty"),
     ("parquet list column", lambda c: ["fit", str(_parquet_with_lists(c)), "-f", "y ~ x1"], EXIT_DATA, r"\['tags'\] hold lists"),
     ("formula payload", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ {open('x','w')}"], EXIT_FORMULA,
      "braces hold Python code"),

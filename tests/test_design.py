@@ -108,11 +108,15 @@ def test_a_numeric_column_read_as_text_is_refused_not_made_a_factor(dtype):
 
     data = _numbers_with_a_code()
     data["chol"] = data["chol"].astype(dtype)
-    with pytest.raises(DataError, match=r"column 'chol' holds text: \d+ of its \d+ distinct values are numbers, the "
+    with pytest.raises(DataError, match=r"column 'chol' holds text, but \d+ of its \d+ distinct values are numbers, the "
                                         r"others \['\?'\].*pd.to_numeric\(df\['chol'\], errors='coerce'\)"):
         CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
     with front_end("cli"), pytest.raises(DataError, match="leave those cells empty"):
         CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
+    # numbers held as text (a file read with dtype=str) are refused too (review r7 F9's variant)
+    with pytest.raises(DataError, match=r"column 'chol' holds text, but all \d+ of its distinct values are numbers.*"
+                                        r"pd.to_numeric\(df\['chol'\]\)"):
+        CSVM.from_formula("y ~ x + chol", data.assign(chol=data["chol"].replace("?", "200")), tpr_min=0.6)
     # a Categorical says it is a factor; factors with a few number-like levels stay factors
     CSVM.from_formula("y ~ x + chol", data.assign(chol=data["chol"].astype("category")), tpr_min=0.6)
     levels = np.array(["0", "1-3", "4+", "1", "2", "3", "unknown"])

@@ -90,17 +90,24 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
     if n_numbers < MIN_NUMBER_LEVELS or n_numbers <= as_numbers.size - n_numbers:
         return
     others = [str(v) for v in levels[~as_numbers]]
-    if current_front_end() == "python":
-        fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], errors='coerce') "
-               f"and remove or impute those rows; if the column is a factor, make it one with "
-               f"df[{name!r}].astype('category')")
+    python = current_front_end() == "python"
+    if not others:  # numbers held as text (a file read with dtype=str)
+        what = f"all {n_numbers} of its distinct values are numbers"
+        fix = (f"convert it with pd.to_numeric(df[{name!r}]) for numbers, or df[{name!r}].astype('category') for a "
+               "factor" if python else "give its levels a form that is not a number (e.g. a prefix) for a factor")
     else:
-        fix = (f"if {others[0]!r} marks a missing value, leave those cells empty (missing) and remove or impute "
-               "those rows; if the column is a factor, give its levels a form that is not a number (e.g. a prefix)")
+        what = (f"{n_numbers} of its {as_numbers.size} distinct values are numbers, the others "
+                f"{others[:5]}{' ...' if len(others) > 5 else ''}")
+        if python:
+            fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], "
+                   f"errors='coerce') and remove or impute those rows; if the column is a factor, make it one with "
+                   f"df[{name!r}].astype('category')")
+        else:
+            fix = (f"if {others[0]!r} marks a missing value, leave those cells empty (missing) and remove or impute "
+                   "those rows; if the column is a factor, give its levels a form that is not a number (e.g. a prefix)")
     raise DataError(
-        f"the data column {name!r} holds text: {n_numbers} of its {as_numbers.size} distinct values are numbers, "
-        f"the others {others[:5]}{' ...' if len(others) > 5 else ''}; as text it would be a factor with one level per "
-        f"number. {fix[0].upper()}{fix[1:]}."
+        f"the data column {name!r} holds text, but {what}; as text it would be a factor with one level per number. "
+        f"{fix[0].upper()}{fix[1:]}."
     )
 
 
