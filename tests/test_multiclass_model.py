@@ -179,3 +179,19 @@ def test_gaussian_recalls_match_monte_carlo():
     X, y = truth.sample(100_000, np.random.default_rng(0))
     empirical = np.bincount(y[argmax_rule(X @ W.T + b) == y], minlength=3) / 100_000
     np.testing.assert_allclose(truth.true_recalls(W, b), empirical, atol=0.006)  # > 3 Monte Carlo SDs
+
+
+def test_a_numeric_response_with_many_values_is_refused_not_fitted_as_that_many_classes():
+    """Review r7 F11: cholesterol ~ age + ... was fitted as a 144-class CSVM (and overran its time limit)."""
+    from csvm_stats.preprocessing.wording import front_end
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"x": rng.normal(size=120), "chol": rng.integers(150, 350, 120).astype(float)})
+    with pytest.raises(DataError, match=r"the response 'chol' holds \d+ distinct numbers .* classes \(pd.cut\); if "
+                                        r"the numbers are class codes, make them text"):
+        CSVM.from_formula("chol ~ x", d)
+    with front_end("cli"), pytest.raises(DataError, match=r"group the values into classes; if the numbers"):
+        CSVM.from_formula("chol ~ x", d)
+    # 20 numeric classes, or many text classes, are still classes
+    assert isinstance(CSVM.from_formula("k ~ x", d.assign(k=np.arange(120) % 20)), MulticlassCSVM)
+    assert isinstance(CSVM.from_formula("k ~ x", d.assign(k=d["chol"].astype(int).astype(str))), MulticlassCSVM)

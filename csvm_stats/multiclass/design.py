@@ -18,6 +18,7 @@ import pandas as pd
 
 from csvm_stats.preprocessing.design import SampleSplit, response_values, sorted_levels, split_samples
 from csvm_stats.exceptions import DataError
+from csvm_stats.preprocessing.wording import current_front_end
 
 
 @dataclass(frozen=True)
@@ -57,14 +58,35 @@ class ClassCoding:
         return out if self.dtype is None else out.astype(self.dtype)
 
 
+#: A numeric response with more distinct values than this is refused (:func:`encode_classes`).
+MAX_NUMERIC_CLASSES = 20
+
+
 def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
-    """Find the classes (at least two) and code the labels as positions."""
+    """Find the classes (at least two) and code the labels as positions.
+
+    A numeric response with more than :data:`MAX_NUMERIC_CLASSES` distinct
+    values is refused: it is a measurement (a wrong column), not class codes,
+    and would be fitted as that many classes. Text and Categorical responses
+    have no such limit.
+    """
     values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):
         used = set(values.unique().tolist())
         levels = tuple(c for c in values.cat.categories if c in used)
     else:
         levels = sorted_levels(values)
+        numeric = pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
+        if numeric and len(levels) > MAX_NUMERIC_CLASSES:
+            what = f"the response {name!r}" if name is not None else "the response"
+            python = current_front_end() == "python"
+            codes = ("make them text or a Categorical (df[column].astype(str))" if python
+                     else "give them a form that is not a number (e.g. a prefix)")
+            raise DataError(
+                f"{what} holds {len(levels)} distinct numbers ({levels[0]!r} to {levels[-1]!r}); a classifier "
+                f"would fit one class per number. Choose a response of class labels, or group the values into "
+                f"classes{' (pd.cut)' if python else ''}; if the numbers are class codes, {codes}."
+            )
     if len(levels) < 2:
         raise DataError(f"The response has a single class {list(levels)}; a classifier needs at least two.")
     dtype = pd.CategoricalDtype(levels) if isinstance(values.dtype, pd.CategoricalDtype) else values.dtype
