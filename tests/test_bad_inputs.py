@@ -285,6 +285,13 @@ CLI_CASES: list[tuple[str, Callable[[Ctx], list[str]], int, str]] = [
      "--gamma 0.5 has no effect with --kernel linear"),
     ("degree with linear", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--degree", "7"], EXIT_DATA,
      "--degree 7 has no effect with --kernel linear; leave --degree out or use --kernel poly"),
+    ("max-features with l1", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ x1 + x2", "--penalty", "l1",
+                                         "--max-features", "1"], EXIT_DATA,
+     "--max-features is the cardinality route of the L2 CSVM; use it with --penalty l2. It is not offered with "
+     "--penalty l1"),
+    ("max-features above the columns", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ x1 + x2",
+                                                   "--max-features", "5"], EXIT_DATA,
+     "--max-features 5 exceeds the 2 columns; lower it."),
     ("degree with rbf", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--kernel", "rbf", "--degree", "7"],
      EXIT_DATA, "--degree 7 has no effect with --kernel rbf"),
     ("gamma negative", lambda c: ["fit", TRAIN.format(folder=c.folder), "-f", "y ~ .", "--kernel", "rbf", "--gamma", "-5"],

@@ -51,11 +51,12 @@ def check_gene_list(
         return None, None
     max_features = check_integer(max_features, "max_features (at most the number of columns)", 1, n_columns)
     if kernel != "linear":
-        raise DataError("max_features selects columns, so it needs kernel='linear'.")
+        raise DataError(f"{option_name('max_features')} selects columns, so it needs {option('kernel', 'linear')}.")
     if big_m is not None:
         raise DataError("the gene-list route (max_features) uses proven big-M constants only; leave big_m=None.")
     if screen is not None and check_integer(screen, "screen") < max_features:
-        raise DataError(f"screen={screen} keeps fewer columns than max_features={max_features}; raise it.")
+        raise DataError(f"{option('screen', screen)} keeps fewer columns than "
+                        f"{option('max_features', max_features)}; raise it.")
     return max_features, None if screen is None else int(screen)
 
 

@@ -39,6 +39,7 @@ from csvm_stats.optimization.problem import (
 from csvm_stats.optimization.solvers import Solution, SolveRecord, SolverOptions, Status, solve
 from csvm_stats.optimization.solvers.base import UNRESOLVED_END
 from csvm_stats.optimization.solvers._common import relative_gap
+from csvm_stats.preprocessing.wording import option
 from csvm_stats.optimization.warmstart import (
     WarmStart, chunk_work, gram_matrix, joint_count_start, shifted_intercept_start, svm_reference,
 )
@@ -134,7 +135,7 @@ def raise_for_status(record: SolveRecord, described: str, model: str, hint: str)
     if record.status is Status.NO_SOLUTION and record.reason == UNRESOLVED_END:
         raise NoSolutionError(
             f"the {record.backend} solver found no classifier that meets {described} in {record.wall_time:.1f} s "
-            f"({record.cpu_time:.1f} CPU-s): {record.reason}. Try solver='scip', or relax a target."
+            f"({record.cpu_time:.1f} CPU-s): {record.reason}. Try {option('solver', 'scip')}, or relax a target."
         )
     if record.status is Status.NO_SOLUTION:
         where = f" (the limit ran out during the {record.limit_phase})" if record.limit_phase else ""

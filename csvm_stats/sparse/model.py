@@ -69,6 +69,7 @@ from csvm_stats.optimization.problem import (
 from csvm_stats.optimization.solvers import SolverOptions, Status, solve
 from csvm_stats.optimization.solvers.base import UNRESOLVED_END
 from csvm_stats.preprocessing.validation import check_choice, check_integer
+from csvm_stats.preprocessing.wording import current_front_end, option, option_name
 from csvm_stats.optimization.warmstart import shifted_intercept_start, svm_reference
 
 PENALTIES: tuple[str, ...] = ("l2", "l1")
@@ -115,10 +116,12 @@ def check_sparsity(penalty: str, max_features: int | None, n_features: int) -> N
     if check_integer(max_features, "max_features", none=True) is None:
         return
     if penalty != "l2":
-        raise DataError("max_features is the cardinality route of the L2 CSVM; use it with penalty='l2'. It is not "
-                        "offered with penalty='l1', whose C already sets how many features are kept.")
+        raise DataError(f"{option_name('max_features')} is the cardinality route of the L2 CSVM; use it with "
+                        f"{option('penalty', 'l2')}. It is not offered with {option('penalty', 'l1')}, whose C already "
+                        "sets how many features are kept.")
     if max_features > n_features:
-        raise DataError(f"max_features={max_features} exceeds the {n_features} columns; lower it or use None.")
+        raise DataError(f"{option('max_features', max_features)} exceeds the {n_features} columns; lower it"
+                        f"{' or use None' if current_front_end() == 'python' else ''}.")
 
 
 def _raise_for(record, what: str) -> None:
@@ -128,7 +131,8 @@ def _raise_for(record, what: str) -> None:
         raise InfeasibleConstraintsError(f"no {what} meets the rate constraints{why}.")
     if record.status is Status.NO_SOLUTION and record.reason == UNRESOLVED_END:
         raise NoSolutionError(f"the {record.backend} solver found no solution of the {what} in {record.wall_time:.1f} s "
-                              f"({record.cpu_time:.1f} CPU-s): {record.reason}. Try solver='scip', or relax a target.")
+                              f"({record.cpu_time:.1f} CPU-s): {record.reason}. Try {option('solver', 'scip')}, or "
+                              "relax a target.")
     if record.status is Status.NO_SOLUTION:
         where = f", during the {record.limit_phase}" if record.limit_phase else ""
         limit = (f"the time limit of {record.time_limit:g} s ({record.clock} clock, whole fit)" if record.clock
@@ -315,7 +319,8 @@ def fit_cardinality_csvm(
     counts = check_min_counts(min_counts or {}, y_anchor)
     K = default_screen(max_features, p) if screen is None else int(screen)
     if not max_features <= K:
-        raise DataError(f"screen={screen} keeps fewer columns than max_features={max_features}; raise it.")
+        raise DataError(f"{option('screen', screen)} keeps fewer columns than "
+                        f"{option('max_features', max_features)}; raise it.")
     K = min(K, p)
     with budget.running("feature ranking"):
         ranking = feature_ranking(  # with solver='bnb' the ranking MILP goes to 'auto' (see l1_auto.md)

@@ -32,6 +32,7 @@ from csvm_stats.optimization.solvers.bnb_backend import BranchAndBound
 from csvm_stats.optimization.solvers.gurobi import MIQP_VARIABLES, GurobiBackend, outer_approximation_first
 from csvm_stats.optimization.solvers.highs import HighsBackend, is_linear
 from csvm_stats.optimization.solvers.scip import ScipBackend
+from csvm_stats.preprocessing.wording import option
 
 __all__ = [
     "Backend", "Solution", "SolveRecord", "SolverOptions", "Status",
@@ -174,7 +175,7 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
         if not backend.available():
             raise SolverUnavailableError(
                 f"solver {solver!r} is not available here (not installed or no licence); "
-                "use solver='scip' (always installed) or solver='auto'."
+                f"use {option('solver', 'scip')} (always installed) or {option('solver', 'auto')}."
             )
         return _raise_if_interrupted(backend.solve(problem, options))
     chain = _auto_chain(problem)
