@@ -20,7 +20,7 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
     stop("np_classifier: a Neyman-Pearson route sets one threshold, so it guarantees one requirement: give exactly ",
          "one of tpr_min, tnr_min (two classes) or recall_min = c(<class> = p, ...) (any number of classes); got ",
          if (length(requirements)) paste(requirements, collapse = ", ") else "none",
-         ". For a TPR and a TNR requirement at once use csvm(..., tpr_min = , tnr_min = )", call. = FALSE)
+         ". For a TPR and a TNR requirement at once use csvm(), e.g. csvm(y ~ ., data = d, tpr_min = 0.9, tnr_min = 0.8)", call. = FALSE)
   }
   # the options are checked in R as csvm()'s are (an NA would reach Python as TRUE), with np_classifier's name
   as_caller("np_classifier", check_options(list(tpr_min = tpr_min, tnr_min = tnr_min, recall_min = recall_min,
