@@ -38,7 +38,9 @@ csvm.formula <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min 
   }
   options <- c(list(tpr_min = tpr_min, tnr_min = tnr_min, acc_min = acc_min, alpha = alpha,
                     kernel = kernel), list(...))
-  fit_frame(mf, call, options, response_name, model)
+  fit <- fit_frame(mf, call, options, response_name, model)
+  fit$summary_text <- with_formula_line(fit$summary_text, formula)
+  fit
 }
 
 csvm.default <- function(x, y, ...) {
@@ -76,6 +78,7 @@ csvm.default <- function(x, y, ...) {
   call$random_state <- fit$call$random_state
   fit$call <- call
   fit$x_names <- names(data)[names(data) != response]
+  fit$summary_text <- sub("(^|\n)(Formula +)[^\n]*", "\\1\\2(arrays)", fit$summary_text)  # not the internal formula
   fit
 }
 
@@ -305,4 +308,10 @@ anchor_fields <- function(anchor) {
   list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
        n = as.integer(anchor$n), capped = as.logical(anchor$capped),
        hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial))
+}
+
+# Python's summary of a fit made from R's design names no formula ("Formula  (arrays)"): R's formula there.
+with_formula_line <- function(text, formula) {
+  formula_text <- paste(deparse(formula, width.cutoff = 500L), collapse = " ")
+  sub("(^|\n)(Formula +)\\(arrays\\)", paste0("\\1\\2", gsub("\\", "\\\\", formula_text, fixed = TRUE)), text)
 }

@@ -97,12 +97,14 @@ csvm_api <- function() {
 # reaches the console from Python and suppressWarnings() silences them all. `context` starts each
 # warning's message (e.g. "probability calibration: "). A Python exception becomes an R error
 # "csvm: <its message>" in R's wording, without the exception's class path and the traceback.
-py_call <- function(entry, ..., reported = character(), context = "") {
+# `caller` names the R function in errors and warnings ("csvm", or "np_classifier").
+py_call <- function(entry, ..., reported = character(), context = "", caller = "csvm") {
   api <- csvm_api()
   out <- tryCatch(api$call(entry, ...), error = function(e) {
-    stop("csvm: ", python_error_message(conditionMessage(e)), call. = FALSE)
+    stop(caller, ": ", python_error_message(conditionMessage(e)), call. = FALSE)
   })
-  issue_python_warnings(out$warnings, out$warning_kinds, reported = reported, context = context)
+  issue_python_warnings(out$warnings, out$warning_kinds, reported = reported, context = context,
+                        caller = caller)
   out$value
 }
 
