@@ -477,6 +477,16 @@ print.csvm_fit <- function(x, ...) {
   invisible(x)
 }
 
+# A multiclass fit (object$multiclass) has a features x classes coef matrix: coef() gives the
+# (1 + features) x classes matrix with the intercepts (offsets) in the first row, as coef() of a
+# multiclass csvm() fit.
 coef.csvm_fit <- function(object, ...) {
+  if (is.matrix(object$coef)) {
+    coefficients <- rbind(as.numeric(object$intercept), object$coef)
+    dimnames(coefficients) <- list(c("(Intercept)", as.character(object$coef_names)),
+                                   if (is.null(colnames(object$coef))) as.character(object$levels) else
+                                     colnames(object$coef))
+    return(coefficients)
+  }
   stats::setNames(c(object$intercept, object$coef), c("(Intercept)", object$coef_names))
 }
