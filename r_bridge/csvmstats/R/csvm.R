@@ -242,6 +242,7 @@ response_factor <- function(y, mt) {
 # coded with R's contrasts (options("contrasts") unless contrasts are given).
 design_matrix <- function(mt, mf, contrasts = NULL) {
   x <- model.matrix(mt, mf, contrasts.arg = contrasts)
+  colnames(x) <- unique_design_names(x, mt)
   keep <- colnames(x) != "(Intercept)"
   contrasts_used <- attr(x, "contrasts")
   x <- x[, keep, drop = FALSE]
@@ -251,6 +252,25 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
   attr(x, "contrasts") <- contrasts_used
   storage.mode(x) <- "double"
   x
+}
+
+# The column names of a model.matrix, made unique: R can give two columns one name (a factor `a`
+# with level "b" and a numeric column `ab` both give "ab"), which the fit cannot tell apart. A
+# column so duplicated that codes a factor term is named term.level ("a.b"); make.unique() settles
+# whatever still clashes ("ab.1"). Names that are unique already are kept as model.matrix gives them.
+unique_design_names <- function(x, mt) {
+  names <- colnames(x)
+  clashing <- names %in% names[duplicated(names)]
+  if (!any(clashing)) return(names)
+  assign <- attr(x, "assign")
+  labels <- c("(Intercept)", attr(mt, "term.labels"))[assign + 1L]
+  for (i in which(clashing)) {
+    label <- labels[i]
+    if (!is.na(label) && nchar(names[i]) > nchar(label) && startsWith(names[i], label)) {
+      names[i] <- paste0(label, ".", substring(names[i], nchar(label) + 1L))
+    }
+  }
+  make.unique(names)
 }
 
 # The exported values of a two-class fit (csvm_stats.interfaces.r_api.export) as R structures.

@@ -360,6 +360,7 @@ training_design <- function(object) {
     stop("csvm: the fit was made with model = FALSE; give newdata", call. = FALSE)
   }
   x <- model.matrix(object$terms, object$model, contrasts.arg = object$contrasts)
+  colnames(x) <- unique_design_names(x, object$terms)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   storage.mode(x) <- "double"
   x
@@ -382,6 +383,7 @@ new_design <- function(object, newdata, caller = "csvm") {
   if (!is.null(data_classes)) .checkMFClasses(data_classes, mf)
   refuse_infinite(mf, "`newdata`", caller)
   x <- model.matrix(mt, mf, contrasts.arg = object$contrasts)
+  colnames(x) <- unique_design_names(x, mt)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   storage.mode(x) <- "double"
   refuse_infinite(as.data.frame(x, optional = TRUE), "the design of `newdata` (after coding)", caller)
