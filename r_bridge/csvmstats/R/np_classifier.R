@@ -101,7 +101,17 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
 print.np_classifier <- function(x, ...) {
   cat("Neyman-Pearson route around '", x$learner, "' (", length(x$sample_roles), " observations, ",
       sum(x$sample_roles == "held-out"), " held out)\n\n", sep = "")
-  for (s in x$statements) cat(strwrap(s, exdent = 4L), sep = "\n")
+  # each statement under the rate it is about, as summary() of a csvm() fit prints them
+  cat("Confidence statements:\n")
+  labels <- names(x$statements)
+  if (is.null(labels)) labels <- rep("", length(x$statements))
+  labels <- ifelse(nzchar(labels), paste0(toupper(labels), ": "), "")
+  for (i in seq_along(x$statements)) {
+    cat(strwrap(paste0(labels[i], x$statements[[i]]), indent = 2L, exdent = 4L), sep = "\n")
+  }
+  if (length(x$statements) > 1L && length(x$joint_statement) && nzchar(x$joint_statement)) {
+    cat(strwrap(paste("Joint:", x$joint_statement), indent = 2L, exdent = 4L), sep = "\n")
+  }
   invisible(x)
 }
 

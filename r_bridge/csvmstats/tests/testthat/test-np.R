@@ -13,6 +13,11 @@ test_that("np_classifier guarantees the TPR, reports the CSVM's rate table and p
   expect_equal(names(fit$sample_roles), rownames(d))
   expect_match(fit$statements[["tpr"]], "at least 0.8")
   expect_output(print(summary(fit)), "Neyman-Pearson route Results")
+  # print() names the rate of each statement, as summary() of a csvm() fit (review r7 F4)
+  printed <- capture.output(print(fit))
+  for (rate in names(fit$statements)) {
+    expect_true(any(startsWith(trimws(printed), paste0(toupper(rate), ": "))), info = rate)
+  }
   cls <- predict(fit, d[1:10, ])
   expect_equal(levels(cls), levels(d$status))
   p <- predict(fit, d[1:10, ], type = "prob")
