@@ -6,6 +6,13 @@ the R package ``csvmstats`` copies at fit time), with the rate table as a
 columns are logical. ``print()`` of it in R shows the summary text once
 ``csvmstats`` is loaded; without the package it is an ordinary list
 (``x$coef``, ``x$rates``, ``cat(x$summary_text)``).
+
+A multiclass fit (``x$multiclass`` is ``TRUE``) has the same fields with one
+column per class: ``coef`` and ``coef_standardized`` are (features x classes)
+matrices with ``dimnames``, ``intercept`` is named by class, ``confusion`` is
+the held-out (true x predicted) count matrix, and the rate table has one row
+per class (its recall); ``coef()`` in R gives the (1 + features) x classes
+matrix with the intercepts in the first row, as for a multiclass ``csvm()``.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.interfaces import r_api
-from r_bridge.from_python import node_from_python
+from r_bridge.from_python import matrix_node, node_from_python
 from r_bridge.rtree import RNode, strings
 
 if TYPE_CHECKING:
@@ -38,8 +45,26 @@ def fit_node(results: CSVMResults) -> RNode:
         rates[column] = pd.array([pd.NA if np.isnan(v) else bool(v) for v in rates[column]], dtype="boolean")
     exported["rates"] = rates
     exported["statements"] = pd.Series(exported["statements"], index=exported["rate_names"])
+    if exported.get("multiclass"):
+        _multiclass_matrices(exported)
     node = node_from_python(exported)
     return dataclasses.replace(node, attributes={**node.attributes, "class": strings([R_CLASS])})
+
+
+def _multiclass_matrices(exported: dict[str, Any]) -> None:
+    """A multiclass export's matrices as R matrices with row and column names, in place."""
+    classes = [str(c) for c in exported["levels"]]
+    coef_names = [str(c) for c in exported["coef_names"]]
+    for key in ("coef", "coef_standardized"):
+        values = np.asarray(exported[key], dtype=np.float64)
+        if values.size:
+            exported[key] = matrix_node(values.reshape(len(coef_names), len(classes)), coef_names, classes)
+        else:  # a kernel fit has no standardised coefficients
+            exported[key] = np.empty(0)
+    exported["intercept"] = pd.Series(np.asarray(exported["intercept"], dtype=np.float64), index=classes)
+    exported["confusion"] = matrix_node(
+        np.asarray(exported["confusion"], dtype=np.float64), classes, classes, ("true", "predicted")
+    )
 
 
 def to_r(results: CSVMResults) -> Any:

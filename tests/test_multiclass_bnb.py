@@ -96,3 +96,28 @@ def test_a_user_big_m_below_the_proven_constants_is_not_bnbs_model():
     X_i, y_i, X_j, y_j, counts = instance(0, 1)
     with pytest.raises(SolverError, match="scip"):
         fit_multiclass_csvm(X_i, y_i, X_j, y_j, 3, min_counts=counts, big_m=1e-3, solver="bnb", options=OPTIONS)
+
+
+def test_each_node_lp_is_limited_to_the_time_the_search_has_left():
+    """HiGHS ran every node LP without a limit, so a 60-class fit with time_limit = 10 took 124 s (review r7 F11):
+    the outer LP hands HiGHS the search's time left before every run (at least 1 ms)."""
+    from csvm_stats.optimization.solvers.outer_lp import OuterLP
+
+    X_i, y_i, X_j, y_j, counts = instance(1, 2)
+    problem = build_multiclass_primal(X_i, y_i, X_j, y_j, 3, C=1.0, min_counts=counts, big_m=None,
+                                      sample_weight=np.ones(y_i.size)).miqp
+    lp = OuterLP(problem)
+    seen = []
+    run = lp.model.run
+
+    def spy():
+        seen.append(lp.model.getOptionValue("time_limit"))
+        return run()
+
+    lp.model.run = spy
+    left = iter([2.5, -1.0, 7.0, 7.0, 7.0, 7.0, 7.0])
+    lp.time_left = lambda: next(left)
+    assert lp.solve(1e-6, 1).x is not None
+    lp.solve(1e-6, 1)
+    value = [v[1] if isinstance(v, tuple) else v for v in seen]
+    assert value[:2] == [2.5, 1e-3]

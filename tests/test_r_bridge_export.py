@@ -48,6 +48,51 @@ def test_save_rds_reads_back_with_the_same_values(results, tmp_path):
     assert back["solver"]["status"].iloc[0] == results.solver.status.value
 
 
+@pytest.fixture(scope="module")
+def multiclass_results():
+    rng = np.random.default_rng(3)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    labels = np.repeat(np.array(["ant", "bee", "cat"]), 60)
+    x = centres[np.repeat(np.arange(3), 60)] + rng.normal(size=(180, 2))
+    options = {"bound": "binomial", "random_state": 2, "time_limit": 20.0}
+    return r_api.fit(x, ["a", "b"], labels, None, options)["results"]
+
+
+def test_a_multiclass_fit_is_saved_with_its_matrices(multiclass_results, tmp_path):
+    """Review r8 F10: save_rds of a multiclass fit failed with "only vectors can be sent to R here"."""
+    path = save_rds(multiclass_results, tmp_path / "mc.rds")
+    back = load_rds(path, engine="python")
+    exported = r_api.export(multiclass_results)
+    classes = ["ant", "bee", "cat"]
+    assert bool(back["multiclass"].iloc[0])
+    # coef: a features x classes matrix with row and column names, in the right (column-major) layout
+    assert list(back["coef"].index) == ["a", "b"] and list(back["coef"].columns) == classes
+    np.testing.assert_array_equal(back["coef"].to_numpy(), exported["coef"])
+    np.testing.assert_array_equal(back["coef_standardized"].to_numpy(), exported["coef_standardized"])
+    assert back["intercept"].index.tolist() == classes
+    np.testing.assert_array_equal(back["intercept"].to_numpy(), exported["intercept"])
+    assert list(back["confusion"].index) == classes and list(back["confusion"].columns) == classes
+    np.testing.assert_array_equal(back["confusion"].to_numpy(), exported["confusion"])
+    assert list(back["rates"].index) == classes
+    assert back["statements"].index.tolist() == classes
+    assert back["summary_text"].iloc[0] == exported["summary_text"]
+
+
+def test_matrices_keep_their_layout_and_dimnames():
+    from r_bridge.from_python import matrix_node
+
+    values = np.arange(6.0).reshape(2, 3)
+    node = matrix_node(values, ["r1", "r2"], ["x", "y", "z"], ("true", "predicted"))
+    assert node.values.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    assert node.attributes["dim"].values.tolist() == [2, 3]
+    assert node.attributes["dimnames"].attribute_strings("names") == ["true", "predicted"]
+    back = to_python(node)
+    np.testing.assert_array_equal(back.to_numpy(), values)
+    assert list(back.index) == ["r1", "r2"] and list(back.columns) == ["x", "y", "z"]
+    # a plain 2-d array is a matrix without dimnames
+    assert to_python(node_from_python(values)).to_numpy().tolist() == values.tolist()
+
+
 def test_python_values_keep_their_missing_entries():
     frame = pd.DataFrame(
         {

@@ -152,6 +152,25 @@ def test_to_r_gives_a_csvm_fit_object_in_r(results):
     assert str(element["summary_text"][0]) == r_api.export(results)["summary_text"]
 
 
+def test_to_r_of_a_multiclass_fit_has_r_matrices(tmp_path):
+    """Review r8 F10: to_r/save_rds of a multiclass fit failed with "only vectors can be sent to R here"."""
+    rng = np.random.default_rng(8)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    labels = np.repeat(np.array(["ant", "bee", "cat"]), 50)
+    x = centres[np.repeat(np.arange(3), 50)] + rng.normal(size=(150, 2))
+    options = {"bound": "binomial", "random_state": 2, "time_limit": 20.0}
+    mc = r_api.fit(x, ["a", "b"], labels, None, options)["results"]
+    fit = to_r(mc)
+    element = dict(zip(fit.names, fit, strict=True))
+    assert list(r_call("dim", element["coef"])) == [2, 3]
+    assert list(r_call("colnames", element["coef"])) == ["ant", "bee", "cat"]
+    values = np.array(list(element["coef"]), dtype=float).reshape((2, 3), order="F")  # R: column-major
+    np.testing.assert_array_equal(values, r_api.export(mc)["coef"])
+    assert list(r_call("dim", element["confusion"])) == [3, 3]
+    path = save_rds(mc, tmp_path / "mc.rds")
+    assert bool(r_call("identical", r_call("readRDS", rsession.r_string(str(path))), fit)[0])
+
+
 def test_save_rds_is_read_by_r_as_the_same_object(results, tmp_path):
     path = save_rds(results, tmp_path / "fit.rds")
     from_file = r_call("readRDS", rsession.r_string(str(path)))

@@ -126,6 +126,7 @@ class _L1Search(LPSearchClock):
         self.always = self.forced0.copy()  # margin >= 1 in every good solution: dropping them is void
         self.cw = self.d.C * self.d.weight
         self.lp = OuterLP(problem, options.threads)
+        self.lp.time_left = lambda: self.options.time_limit - self.elapsed()  # each LP stops at the limit
         self.root_value = -math.inf  # the root LP's value: a bound of every point
         self.margin_lp: MarginLP | None = None
         self._anchor_rows(problem)

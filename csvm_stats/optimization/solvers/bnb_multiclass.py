@@ -87,6 +87,7 @@ class _MulticlassSearch(LPSearchClock):
         ind = problem.indicators
         self.indicator_z = None if ind is None else np.asarray(ind.binary) - z.start
         self.lp = OuterLP(problem, options.threads)
+        self.lp.time_left = lambda: self.options.time_limit - self.elapsed()  # each LP stops at the limit
         self.best: tuple[float, np.ndarray] | None = None
         self.done_min = math.inf  # least bound of a node pruned, closed or left open
         self.unresolved = False

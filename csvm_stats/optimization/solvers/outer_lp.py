@@ -41,6 +41,7 @@ least the bound: a valid prune). :meth:`OuterLP.set_entries` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,6 +110,7 @@ class OuterLP:
         self.indicator_on = np.zeros(0 if ind is None else ind.rhs.size, dtype=bool)
         self.cuts = 0
         self.lp_solves = 0
+        self.time_left: Callable[[], float] | None = None  # seconds the search has left (set by the search)
         for point in (*problem.tangent_points, np.zeros(n)):
             self.add_cuts(point)
 
@@ -171,12 +173,20 @@ class OuterLP:
                            rows.indptr[:-1].astype(np.int32), rows.indices.astype(np.int32),
                            rows.data.astype(float))
 
+    def _run(self) -> None:
+        """One HiGHS run, limited to the time the search has left: HiGHS's limit counts wall seconds, at least the
+        CPU seconds of this process, so it never lets a CPU-clock search overrun either (a stopped run returns no
+        point, and the search's own clock check ends it)."""
+        if self.time_left is not None:
+            self.model.setOptionValue("time_limit", max(float(self.time_left()), 1e-3))
+        self.model.run()
+
     def _solve_linear(self, stop_value: float) -> LPPoint:
         """One LP (no epigraphs); with a finite ``stop_value`` the dual simplex stops once its objective reaches
         it (an infeasible-looking point: ``value`` = ``stop_value``, ``x`` None)."""
         status = self.highs.HighsModelStatus
         self.model.setOptionValue("objective_bound", float(stop_value) if math.isfinite(stop_value) else INF)
-        self.model.run()
+        self._run()
         self.lp_solves += 1
         code = self.model.getModelStatus()
         if code in (status.kInfeasible, status.kUnboundedOrInfeasible):
@@ -199,7 +209,7 @@ class OuterLP:
         status = self.highs.HighsModelStatus
         point = LPPoint(False, -math.inf, None, math.inf, None)
         for _ in range(max(1, rounds)):
-            self.model.run()
+            self._run()
             self.lp_solves += 1
             code = self.model.getModelStatus()
             if code in (status.kInfeasible, status.kUnboundedOrInfeasible):

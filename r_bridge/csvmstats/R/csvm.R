@@ -38,7 +38,9 @@ csvm.formula <- function(formula, data, tpr_min = NULL, tnr_min = NULL, acc_min 
   }
   options <- c(list(tpr_min = tpr_min, tnr_min = tnr_min, acc_min = acc_min, alpha = alpha,
                     kernel = kernel), list(...))
-  fit_frame(mf, call, options, response_name, model)
+  fit <- fit_frame(mf, call, options, response_name, model)
+  fit$summary_text <- with_formula_line(fit$summary_text, formula)
+  fit
 }
 
 csvm.default <- function(x, y, ...) {
@@ -76,6 +78,7 @@ csvm.default <- function(x, y, ...) {
   call$random_state <- fit$call$random_state
   fit$call <- call
   fit$x_names <- names(data)[names(data) != response]
+  fit$summary_text <- sub("(^|\n)(Formula +)[^\n]*", "\\1\\2(arrays)", fit$summary_text)  # not the internal formula
   fit
 }
 
@@ -239,6 +242,7 @@ response_factor <- function(y, mt) {
 # coded with R's contrasts (options("contrasts") unless contrasts are given).
 design_matrix <- function(mt, mf, contrasts = NULL) {
   x <- model.matrix(mt, mf, contrasts.arg = contrasts)
+  colnames(x) <- unique_design_names(x, mt)
   keep <- colnames(x) != "(Intercept)"
   contrasts_used <- attr(x, "contrasts")
   x <- x[, keep, drop = FALSE]
@@ -248,6 +252,25 @@ design_matrix <- function(mt, mf, contrasts = NULL) {
   attr(x, "contrasts") <- contrasts_used
   storage.mode(x) <- "double"
   x
+}
+
+# The column names of a model.matrix, made unique: R can give two columns one name (a factor `a`
+# with level "b" and a numeric column `ab` both give "ab"), which the fit cannot tell apart. A
+# column so duplicated that codes a factor term is named term.level ("a.b"); make.unique() settles
+# whatever still clashes ("ab.1"). Names that are unique already are kept as model.matrix gives them.
+unique_design_names <- function(x, mt) {
+  names <- colnames(x)
+  clashing <- names %in% names[duplicated(names)]
+  if (!any(clashing)) return(names)
+  assign <- attr(x, "assign")
+  labels <- c("(Intercept)", attr(mt, "term.labels"))[assign + 1L]
+  for (i in which(clashing)) {
+    label <- labels[i]
+    if (!is.na(label) && nchar(names[i]) > nchar(label) && startsWith(names[i], label)) {
+      names[i] <- paste0(label, ".", substring(names[i], nchar(label) + 1L))
+    }
+  }
+  make.unique(names)
 }
 
 # The exported values of a two-class fit (csvm_stats.interfaces.r_api.export) as R structures.
@@ -305,4 +328,10 @@ anchor_fields <- function(anchor) {
   list(rate = as.character(anchor$rate), target = as.numeric(anchor$target),
        n = as.integer(anchor$n), capped = as.logical(anchor$capped),
        hoeffding = as.integer(anchor$hoeffding), binomial = as.integer(anchor$binomial))
+}
+
+# Python's summary of a fit made from R's design names no formula ("Formula  (arrays)"): R's formula there.
+with_formula_line <- function(text, formula) {
+  formula_text <- paste(deparse(formula, width.cutoff = 500L), collapse = " ")
+  sub("(^|\n)(Formula +)\\(arrays\\)", paste0("\\1\\2", gsub("\\", "\\\\", formula_text, fixed = TRUE)), text)
 }

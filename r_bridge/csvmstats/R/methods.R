@@ -227,9 +227,17 @@ print_sizes_and_solver <- function(x, verbose = FALSE) {
   cat("Solution: ", solver_outcome(solver, x$options), "\n", sep = "")
   time_limit <- if (is.null(x$options$time_limit)) 300 else x$options$time_limit
   clock <- if (is.null(x$options$clock)) "wall" else x$options$clock
-  if (!is.null(solver$wall_time)) {
-    cat("Time: ", format(solver$wall_time, digits = 3L), " s wall-clock, ", format(solver$cpu_time, digits = 3L),
-        " s CPU (time_limit = ", format(time_limit), " s, counted on the ", clock, " clock)\n", sep = "")
+  limit <- paste0("time_limit = ", format(time_limit), " s, counted on the ", clock, " clock")
+  solver_time <- if (!is.null(solver$wall_time)) {
+    paste0(format(solver$wall_time, digits = 3L), " s wall-clock, ", format(solver$cpu_time, digits = 3L), " s CPU")
+  }
+  if (!is.null(solver$fit_wall_time)) {
+    # the time limit bounds the whole fit (split, solve, statements), so its time is shown beside it
+    cat("Time: ", format(solver$fit_wall_time, digits = 3L), " s wall-clock, ",
+        format(solver$fit_cpu_time, digits = 3L), " s CPU for the whole fit (", limit, ")",
+        if (!is.null(solver_time)) paste0("; the solver alone ", solver_time), "\n", sep = "")
+  } else if (!is.null(solver_time)) {  # a fit made by an older csvmstats records the solver's time only
+    cat("Time: ", solver_time, " in the solver (", limit, ")\n", sep = "")
   }
   if (isTRUE(verbose)) {
     cat("Solver: ", solver$backend, " ", solver$backend_version, ", ", solver$formulation,
@@ -305,32 +313,35 @@ predict.csvm <- function(object, newdata, type = c("class", "prob", "decision", 
   out
 }
 
-# Arguments other predict() methods take (e1071, kernlab, lm, glm), with what to do here instead.
+# Arguments other predict() methods take (e1071, kernlab, lm, glm), with what to do here instead
+# ("<caller>" is the function that made the fit: csvm or np_classifier).
 .foreign_predict_arguments <- c(
   probability = "for probabilities use type = \"prob\" (P of the positive class) or type = \"probabilities\" (one column per class)",
   decision.values = "for decision values use type = \"decision\" (f(x); f(x) >= 0 is the positive class)",
-  se.fit = "a CSVM's predictions have no standard errors; its confidence statements are about the rates (summary(fit))",
-  interval = "a CSVM's predictions have no intervals; its confidence statements are about the rates (summary(fit))",
-  level = "the confidence level is the fit's alpha (csvm(..., alpha = 0.05))",
+  se.fit = "the predictions have no standard errors; the fit's confidence statements are about its rates (summary(fit))",
+  interval = "the predictions have no intervals; the fit's confidence statements are about its rates (summary(fit))",
+  level = "the confidence level is the fit's alpha (<caller>(..., alpha = 0.05))",
   na.action = "rows of newdata with missing values get NA"
 )
 
 # predict() takes newdata and type only; anything else is refused, naming it, not ignored.
-refuse_predict_arguments <- function(...) {
+# `.caller` names the function that made the fit in the message.
+refuse_predict_arguments <- function(..., .caller = "csvm") {
   if (!...length()) return(invisible(TRUE))
   given <- ...names()
   if (is.null(given)) given <- rep("", ...length())
   if (any(!nzchar(given))) {
-    stop("csvm: predict() takes newdata and type only; ", sum(!nzchar(given)),
+    stop(.caller, ": predict() takes newdata and type only; ", sum(!nzchar(given)),
          " more unnamed argument(s) given. For probabilities use type = \"prob\"", call. = FALSE)
   }
   known <- given[given %in% names(.foreign_predict_arguments)]
   advice <- if (length(known)) {
-    paste0(" (", paste0(known, ": ", .foreign_predict_arguments[known], collapse = "; "), ")")
+    paste0(" (", paste0(known, ": ", gsub("<caller>", .caller, .foreign_predict_arguments[known], fixed = TRUE),
+                        collapse = "; "), ")")
   } else {
     ". For probabilities use type = \"prob\""
   }
-  stop("csvm: unknown argument", if (length(given) > 1L) "s", " ", paste0("\"", given, "\"", collapse = ", "),
+  stop(.caller, ": unknown argument", if (length(given) > 1L) "s", " ", paste0("\"", given, "\"", collapse = ", "),
        " to predict(), which takes newdata and type = \"class\", \"prob\", \"decision\" or ",
        "\"probabilities\"", advice, call. = FALSE)
 }
@@ -349,13 +360,16 @@ training_design <- function(object) {
     stop("csvm: the fit was made with model = FALSE; give newdata", call. = FALSE)
   }
   x <- model.matrix(object$terms, object$model, contrasts.arg = object$contrasts)
+  colnames(x) <- unique_design_names(x, object$terms)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   storage.mode(x) <- "double"
   x
 }
 
-# The design of new data through the stored terms, factor levels and contrasts.
-new_design <- function(object, newdata) {
+# The design of new data through the stored terms, factor levels and contrasts. Missing values
+# (NA, NaN) stay in it (their rows are predicted as NA); infinite ones are refused, naming the
+# column, as csvm() refuses them in the data (check_no_missing). `caller` names the fitting function.
+new_design <- function(object, newdata, caller = "csvm") {
   if (is.matrix(newdata)) {
     newdata <- as.data.frame(newdata)
     if (!is.null(object$x_names) && ncol(newdata) == length(object$x_names) &&
@@ -367,10 +381,30 @@ new_design <- function(object, newdata) {
   mf <- model.frame(mt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
   data_classes <- attr(mt, "dataClasses")
   if (!is.null(data_classes)) .checkMFClasses(data_classes, mf)
+  refuse_infinite(mf, "`newdata`", caller)
   x <- model.matrix(mt, mf, contrasts.arg = object$contrasts)
+  colnames(x) <- unique_design_names(x, mt)
   x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
   storage.mode(x) <- "double"
+  refuse_infinite(as.data.frame(x, optional = TRUE), "the design of `newdata` (after coding)", caller)
   x
+}
+
+# Stop when a numeric column of `frame` holds Inf or -Inf, naming the columns and the first rows.
+refuse_infinite <- function(frame, what, caller) {
+  infinite <- lapply(frame, function(column) {
+    if (!is.numeric(column)) return(logical(NROW(column)))
+    found <- is.infinite(column)
+    if (is.matrix(found)) rowSums(found) > 0 else found
+  })
+  has_inf <- vapply(infinite, any, logical(1L))
+  if (!any(has_inf)) return(invisible(TRUE))
+  rows <- rownames(frame)[Reduce(`|`, infinite[has_inf])]
+  shown_rows <- paste0(paste(utils::head(rows, 5L), collapse = ", "), if (length(rows) > 5L) ", ...")
+  stop(caller, ": ", what, " has infinite values (Inf or -Inf) in ", paste(names(frame)[has_inf], collapse = ", "),
+       " (row", if (length(rows) > 1L) "s", " ", shown_rows, "); replace them or remove those rows: ",
+       caller, "() refuses infinite values in the data too, while a missing value (NA or NaN) gives NA for its row",
+       call. = FALSE)
 }
 
 terms.csvm <- function(x, ...) x$terms
@@ -445,6 +479,16 @@ print.csvm_fit <- function(x, ...) {
   invisible(x)
 }
 
+# A multiclass fit (object$multiclass) has a features x classes coef matrix: coef() gives the
+# (1 + features) x classes matrix with the intercepts (offsets) in the first row, as coef() of a
+# multiclass csvm() fit.
 coef.csvm_fit <- function(object, ...) {
+  if (is.matrix(object$coef)) {
+    coefficients <- rbind(as.numeric(object$intercept), object$coef)
+    dimnames(coefficients) <- list(c("(Intercept)", as.character(object$coef_names)),
+                                   if (is.null(colnames(object$coef))) as.character(object$levels) else
+                                     colnames(object$coef))
+    return(coefficients)
+  }
   stats::setNames(c(object$intercept, object$coef), c("(Intercept)", object$coef_names))
 }

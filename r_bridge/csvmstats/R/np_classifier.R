@@ -15,6 +15,16 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
     stop("np_classifier: give the data as a data frame: np_classifier(y ~ ., data = d)", call. = FALSE)
   }
   learner <- match.arg(learner)
+  requirements <- c("tpr_min", "tnr_min", "recall_min")[!vapply(list(tpr_min, tnr_min, recall_min), is.null, logical(1L))]
+  if (length(requirements) != 1L) {
+    stop("np_classifier: a Neyman-Pearson route sets one threshold, so it guarantees one requirement: give exactly ",
+         "one of tpr_min, tnr_min (two classes) or recall_min = c(<class> = p, ...) (any number of classes); got ",
+         if (length(requirements)) paste(requirements, collapse = ", ") else "none",
+         ". For a TPR and a TNR requirement at once use csvm(), e.g. csvm(y ~ ., data = d, tpr_min = 0.9, tnr_min = 0.8)", call. = FALSE)
+  }
+  # the options are checked in R as csvm()'s are (an NA would reach Python as TRUE), with np_classifier's name
+  as_caller("np_classifier", check_options(list(tpr_min = tpr_min, tnr_min = tnr_min, recall_min = recall_min,
+                                                alpha = alpha, fractions = fractions, random_state = random_state)))
   formula <- stats::as.formula(formula, env = parent.frame())
   response_name <- if (length(formula) == 3L) paste(deparse(formula[[2L]]), collapse = " ") else "y"
   mf <- match.call(expand.dots = FALSE)
@@ -24,10 +34,15 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
-  check_no_missing(mf)
+  as_caller("np_classifier", check_no_missing(mf))
   mt <- attr(mf, "terms")
-  response <- response_factor(model.response(mf), mt)
-  x <- design_matrix(mt, mf)
+  response <- as_caller("np_classifier", response_factor(model.response(mf), mt))
+  x <- as_caller("np_classifier", design_matrix(mt, mf))
+  if (nlevels(response) > 2L && is.null(recall_min)) {
+    stop("np_classifier: the response has ", nlevels(response), " classes (", paste(levels(response), collapse = ", "),
+         "); tpr_min and tnr_min are for two classes: require the recall of each class that needs one with ",
+         "recall_min, e.g. recall_min = c(", levels(response)[nlevels(response)], " = 0.9)", call. = FALSE)
+  }
   if (is.null(random_state)) {
     random_state <- sample.int(.Machine$integer.max, 1L)
     call$random_state <- random_state
@@ -48,8 +63,7 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
   if (!is.null(recall_min)) options$recall_min <- as.list(recall_min)
   options <- options[!vapply(options, is.null, logical(1L))]
   fitted <- py_call("fit_np", x, colnames(x), as.character(response), learner, positive, options,
-                    response_name)
-  for (message in as.character(fitted$warnings)) warning("np_classifier: ", message, call. = FALSE)
+                    response_name, caller = "np_classifier")
   ex <- fitted$export
   rates <- as.data.frame(lapply(ex$rates, function(v) if (is.array(v)) as.vector(v) else v),
                          stringsAsFactors = FALSE)
@@ -63,12 +77,13 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
     contrasts = attr(x, "contrasts"),
     na.action = attr(mf, "na.action"),
     response_levels = levels(response),
+    positive = if (is.null(recall_min)) positive,
     learner = learner,
     alpha = alpha,
     rates = rates,
     statements = stats::setNames(as.character(ex$statements), as.character(ex$statement_names)),
     joint_statement = as.character(ex$joint_statement),
-    summary_text = as.character(ex$summary_text),
+    summary_text = with_formula_line(as.character(ex$summary_text), formula),
     sample_roles = stats::setNames(as.character(ex$roles), rownames(mf)),
     fitted.values = stats::setNames(as.numeric(if (is.matrix(ex$decision)) ex$decision[, 1L] else ex$decision),
                                     rownames(mf)),
@@ -86,7 +101,17 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
 print.np_classifier <- function(x, ...) {
   cat("Neyman-Pearson route around '", x$learner, "' (", length(x$sample_roles), " observations, ",
       sum(x$sample_roles == "held-out"), " held out)\n\n", sep = "")
-  for (s in x$statements) cat(strwrap(s, exdent = 4L), sep = "\n")
+  # each statement under the rate it is about, as summary() of a csvm() fit prints them
+  cat("Confidence statements:\n")
+  labels <- names(x$statements)
+  if (is.null(labels)) labels <- rep("", length(x$statements))
+  labels <- ifelse(nzchar(labels), paste0(toupper(labels), ": "), "")
+  for (i in seq_along(x$statements)) {
+    cat(strwrap(paste0(labels[i], x$statements[[i]]), indent = 2L, exdent = 4L), sep = "\n")
+  }
+  if (length(x$statements) > 1L && length(x$joint_statement) && nzchar(x$joint_statement)) {
+    cat(strwrap(paste("Joint:", x$joint_statement), indent = 2L, exdent = 4L), sep = "\n")
+  }
   invisible(x)
 }
 
@@ -99,30 +124,51 @@ print.summary.np_classifier <- function(x, ...) {
   invisible(x)
 }
 
-predict.np_classifier <- function(object, newdata, type = c("class", "prob", "decision"), ...) {
+predict.np_classifier <- function(object, newdata, type = c("class", "prob", "decision", "probabilities"), ...) {
+  refuse_predict_arguments(..., .caller = "np_classifier")
   type <- match.arg(type)
-  if (missing(newdata)) {
-    return(switch(type, class = object$fitted.class, decision = object$fitted.values,
-                  prob = stop("np_classifier: give newdata for probabilities", call. = FALSE)))
+  if (missing(newdata) || is.null(newdata)) {
+    # the fitted rows, with NA for those na.exclude set aside (as fitted() of lm)
+    return(switch(type, class = stats::napredict(object$na.action, object$fitted.class),
+                  decision = stats::napredict(object$na.action, object$fitted.values),
+                  stop("np_classifier: give newdata for probabilities", call. = FALSE)))
   }
   if (!python_handle_alive(object$python)) {
     stop("np_classifier: this fit's Python object is gone (the fit was read back with readRDS or made in ",
          "another session); refit it with np_classifier() to predict: the route's model is not saved to a file",
          call. = FALSE)
   }
-  mt <- stats::delete.response(object$terms)
-  mf <- stats::model.frame(mt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
-  if (!is.null(cl <- attr(mt, "dataClasses"))) .checkMFClasses(cl, mf)
-  check_no_missing(mf)
-  x <- model.matrix(mt, mf, contrasts.arg = object$contrasts)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  out <- py_call("predict_np", object$python, x, colnames(x), type)
-  if (type == "class") {
-    return(stats::setNames(factor(as.character(out$class), levels = object$response_levels), rownames(mf)))
+  x <- new_design(object, newdata, caller = "np_classifier")
+  # rows with missing values get NA, as in predict() of a csvm() fit; only complete rows cross to Python
+  complete <- stats::complete.cases(x)
+  several <- length(object$response_levels) > 2L
+  kind <- if (type == "probabilities") "prob" else type
+  out <- if (kind == "class") {
+    factor(rep(NA_character_, nrow(x)), levels = object$response_levels)
+  } else if (several) {
+    matrix(NA_real_, nrow(x), length(object$response_levels), dimnames = list(rownames(x), object$response_levels))
+  } else {
+    rep(NA_real_, nrow(x))
   }
-  value <- out[[type]]
-  if (is.matrix(value)) {
-    return(matrix(as.numeric(value), nrow(x), dimnames = list(rownames(mf), object$response_levels)))
+  if (any(complete)) {
+    values <- py_call("predict_np", object$python, x[complete, , drop = FALSE], colnames(x), kind,
+                      caller = "np_classifier")[[kind]]
+    if (kind == "class") {
+      out[complete] <- as.character(values)
+    } else if (several) {
+      out[complete, ] <- matrix(as.numeric(values), ncol = length(object$response_levels))
+    } else {
+      out[complete] <- as.numeric(values)
+    }
   }
-  stats::setNames(as.numeric(value), rownames(mf))
+  if (!is.matrix(out)) names(out) <- rownames(x)
+  if (type == "probabilities" && !several) out <- probability_matrix(np_classes(object), out)
+  out
+}
+
+# The positive and negative class of a two-class fit, as probability_matrix() reads them.
+np_classes <- function(object) {
+  positive <- if (is.null(object$positive)) object$response_levels[2L] else object$positive
+  list(response_levels = object$response_levels, positive = positive,
+       negative = setdiff(object$response_levels, positive))
 }

@@ -17,8 +17,27 @@
 .foreign_kernels <- c(radial = "rbf", "radial basis" = "rbf", rbfdot = "rbf", gaussian = "rbf",
                       polynomial = "poly", polydot = "poly", vanilladot = "linear")
 
+# Every option csvm() takes besides the data (formula and data, or x and y): its own arguments,
+# the class and recall arguments R handles, and the options of csvm_stats.interfaces.r_api
+# (MODEL_OPTIONS and FIT_OPTIONS; a test checks that this list covers them). Any other name is
+# refused here, listing these.
+.csvm_arguments <- c(
+  "tpr_min", "tnr_min", "acc_min", "recall_min", "positive", "alpha", "bound", "guarantee",
+  "kernel", "C", "gamma", "degree", "coef0", "rank", "standardize", "penalty", "max_features", "screen",
+  "big_m", "fractions", "random_state", "solver", "time_limit", "clock", "mip_gap", "threads",
+  "warm_start", "verbose", "subset", "na.action", "model"
+)
+
 .kernels <- c("linear", "rbf", "poly")
 .bounds <- c("hoeffding", "binomial", "none")
+
+# Evaluate `expr`, whose errors start "csvm: " (the checks here speak as csvm()), with the errors said
+# by `caller` instead (np_classifier() uses csvm()'s checks).
+as_caller <- function(caller, expr) {
+  tryCatch(expr, error = function(e) {
+    stop(sub("^csvm: ", paste0(caller, ": "), conditionMessage(e)), call. = FALSE)
+  })
+}
 
 # Options as Python will get them: named, no NULLs, no NAs, each value checked.
 check_options <- function(options) {
@@ -36,6 +55,8 @@ check_options <- function(options) {
            paste0("did you mean ", counterpart, "?")
          }, call. = FALSE)
   }
+  unknown <- setdiff(names(options), .csvm_arguments)
+  if (length(unknown)) stop(unknown_arguments_message(unknown), call. = FALSE)
   bad <- names(options)[vapply(options, anyNA, logical(1L))]
   if (length(bad)) {
     stop("csvm: option(s) ", paste(bad, collapse = ", "), " are NA; give a value or leave them out",
@@ -64,8 +85,7 @@ check_option <- function(name, value) {
     kernel = check_kernel(value),
     bound = check_choice(name, value, .bounds),
     clock = check_choice(name, value, c("wall", "cpu")),
-    gamma = if (is.character(value)) check_choice(name, value, c("scale", "auto")) else
-      check_number(name, value, lower = 0, open = TRUE, what = "a positive number, \"scale\" or \"auto\""),
+    gamma = check_gamma(value),
     guarantee = if (is.character(value)) check_choice(name, value, c("tpr", "tnr")) else check_flag(name, value),
     recall_min = if (!is.numeric(value) || !length(value) || is.null(names(value)) || any(names(value) == "") ||
                      anyDuplicated(names(value)) || any(!is.finite(value)) || any(value <= 0 | value >= 1)) {
@@ -79,6 +99,33 @@ check_option <- function(name, value) {
     invisible(NULL)  # other names: Python names the unknown ones
   )
   invisible(TRUE)
+}
+
+# "unknown argument "gama"; did you mean "gamma"?" when every unknown name is close to one csvm()
+# takes, else the list of all it takes.
+unknown_arguments_message <- function(unknown) {
+  quoted <- paste0("\"", unknown, "\"", collapse = ", ")
+  head <- paste0("csvm: unknown argument", if (length(unknown) > 1L) "s", " ", quoted)
+  guesses <- vapply(unknown, function(name) {
+    distance <- utils::adist(name, .csvm_arguments)[1L, ] / pmax(nchar(name), nchar(.csvm_arguments))
+    if (min(distance) <= 0.4) .csvm_arguments[which.min(distance)] else NA_character_
+  }, character(1L))
+  if (!anyNA(guesses)) {
+    return(paste0(head, "; did you mean ", paste0("\"", unique(guesses), "\"", collapse = ", "), "?"))
+  }
+  paste0(head, "; csvm() takes ", paste(.csvm_arguments, collapse = ", "),
+         " (besides the formula and data, or x and y)")
+}
+
+# gamma: a positive number or "scale"; scikit-learn's "auto" (1 / p) is not a value here.
+check_gamma <- function(value) {
+  if (is.character(value) && length(value) == 1L && value == "auto") {
+    stop("csvm: gamma must be a positive number or \"scale\" (1 / (p var(x)), the default), not \"auto\"; ",
+         "for scikit-learn's \"auto\" give the number 1 / p, p the number of design columns ",
+         "(ncol(model.matrix(formula, data)) - 1)", call. = FALSE)
+  }
+  if (is.character(value)) check_choice("gamma", value, "scale") else
+    check_number("gamma", value, lower = 0, open = TRUE, what = "a positive number or \"scale\"")
 }
 
 check_number <- function(name, value, lower = -Inf, upper = Inf, open = FALSE, what) {

@@ -54,15 +54,29 @@ require_python_module <- function(module) {
   invisible(TRUE)
 }
 
+# The version of numpy in the Python that reticulate runs, asked of that Python (as a string, so
+# that no array crosses: reticulate may be unable to read numpy's arrays); NULL when it cannot import
+# numpy. reticulate's py_config() is only the fallback: it can miss a numpy that imports (reticulate
+# 1.28 with a pyenv shim reports "numpy: [NOT FOUND]").
+python_numpy_version <- function(config = tryCatch(reticulate::py_config(), error = function(e) NULL)) {
+  version <- tryCatch(as.character(reticulate::py_eval("__import__('numpy').__version__", convert = TRUE)),
+                      error = function(e) NULL)
+  if (length(version) == 1L && !is.na(version) && nzchar(version)) return(version)
+  version <- config$numpy$version
+  if (is.null(version)) NULL else as.character(version)
+}
+
 # Stop when reticulate cannot read the numpy of its Python (numpy 2 needs reticulate >= 1.38.0).
+# Called after require_python_module(), so the Python is running and can be asked.
 check_numpy <- function(reticulate_version = packageVersion("reticulate"),
-                        numpy_version = reticulate::py_config()$numpy$version,
-                        python = reticulate::py_config()$python) {
+                        numpy_version = python_numpy_version(),
+                        python = tryCatch(reticulate::py_config()$python, error = function(e) "unknown")) {
   if (is.null(numpy_version)) {
-    stop("csvm: the Python that reticulate uses (", python, ") has no numpy. ", install_advice(), ".",
+    stop("csvm: the Python that reticulate uses (", python, ") cannot import numpy. ", install_advice(), ".",
          call. = FALSE)
   }
-  numpy_version <- numeric_version(numpy_version)
+  # "2.1.0rc1" and the like: the release numbers only
+  numpy_version <- numeric_version(sub("^([0-9]+(\\.[0-9]+)*).*$", "\\1", as.character(numpy_version)))
   if (reticulate_version < .reticulate_numpy2 && numpy_version >= "2") {
     stop("csvm: reticulate ", reticulate_version, " cannot read arrays of numpy ", numpy_version,
          " (numpy 2 needs reticulate >= ", .reticulate_numpy2, "), the numpy of ", python, ". ",
@@ -97,12 +111,14 @@ csvm_api <- function() {
 # reaches the console from Python and suppressWarnings() silences them all. `context` starts each
 # warning's message (e.g. "probability calibration: "). A Python exception becomes an R error
 # "csvm: <its message>" in R's wording, without the exception's class path and the traceback.
-py_call <- function(entry, ..., reported = character(), context = "") {
+# `caller` names the R function in errors and warnings ("csvm", or "np_classifier").
+py_call <- function(entry, ..., reported = character(), context = "", caller = "csvm") {
   api <- csvm_api()
   out <- tryCatch(api$call(entry, ...), error = function(e) {
-    stop("csvm: ", python_error_message(conditionMessage(e)), call. = FALSE)
+    stop(caller, ": ", python_error_message(conditionMessage(e)), call. = FALSE)
   })
-  issue_python_warnings(out$warnings, out$warning_kinds, reported = reported, context = context)
+  issue_python_warnings(out$warnings, out$warning_kinds, reported = reported, context = context,
+                        caller = caller)
   out$value
 }
 

@@ -7,7 +7,7 @@
 # only in their numbers (the same capped target in each of the calibration's refits: several classes
 # without a large enough held-out sample, the CSVM refitted on 5 folds) are said once, with how many
 # more there were. `context` starts each message.
-issue_python_warnings <- function(messages, kinds, reported = character(), context = "") {
+issue_python_warnings <- function(messages, kinds, reported = character(), context = "", caller = "csvm") {
   messages <- as.character(messages)
   kinds <- rep_len(as.character(kinds), length(messages))
   keep <- !kinds %in% reported
@@ -17,7 +17,7 @@ issue_python_warnings <- function(messages, kinds, reported = character(), conte
   for (key in unique(shape)) {
     same <- which(shape == key)
     more <- length(same) - 1L
-    warning("csvm: ", context, r_wording(messages[same[1L]]),
+    warning(caller, ": ", context, r_wording(messages[same[1L]]),
             if (more) paste0(" (", more, " more warning", if (more > 1L) "s", " like this one, with other counts)"),
             call. = FALSE)
   }
@@ -70,8 +70,12 @@ capped_target_messages <- function(anchor, bound, alpha) {
   }, character(1L))
 }
 
-# Python's spelling of arguments, constants and lists in R's.
+# Python's spelling of arguments, constants and lists in R's. Advice to pass samples= (the Python
+# API's explicit split, which csvm() does not take) becomes what an R user can do; a keyword named
+# without a value, "(fractions=)", is the argument's name, "(fractions)".
 r_wording <- function(text) {
+  text <- gsub("\\bpass samples=(?=[).,;]|\\s|$)", "give more data", text, perl = TRUE)
+  text <- gsub("\\b([A-Za-z_][A-Za-z0-9_]*)=(?=[).,;]|\\s|$)", "\\1", text, perl = TRUE)
   text <- gsub("\\b([A-Za-z_][A-Za-z0-9_]*)=(?!=)", "\\1 = ", text, perl = TRUE)
   text <- gsub("\\bTrue\\b", "TRUE", text, perl = TRUE)
   text <- gsub("\\bFalse\\b", "FALSE", text, perl = TRUE)

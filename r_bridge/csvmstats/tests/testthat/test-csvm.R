@@ -203,3 +203,28 @@ test_that("an RBF fit predicts through Python, also after saveRDS/readRDS, and h
   expect_equal(predict(again, d[1:10, ], type = "decision"), decision, tolerance = 1e-10)
   expect_equal(predict(again, d[1:10, ]), predict(fit, d[1:10, ]))
 })
+
+test_that("two design columns with one name get unique names and fit (review r8 F19)", {
+  skip_without_python()
+  d <- make_data()
+  d$a <- factor(ifelse(d$site == "south", "b", "a0"), levels = c("a0", "b"))
+  d$ab <- d$age
+  expect_equal(colnames(model.matrix(~ a + ab, d)), c("(Intercept)", "ab", "ab"))
+  fit <- csvm(status ~ dose + a + ab, data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial",
+              random_state = 7L)
+  expect_equal(names(coef(fit)), c("(Intercept)", "dose", "a.b", "ab"))
+  # the same fit as with the factor's column named apart in the data: same coefficients, same predictions
+  renamed <- d
+  names(renamed)[names(renamed) == "a"] <- "a_"
+  reference <- csvm(status ~ dose + a_ + ab, data = renamed, tpr_min = 0.8, time_limit = 20, bound = "binomial",
+                    random_state = 7L)
+  expect_equal(unname(coef(fit)), unname(coef(reference)), tolerance = 1e-8)
+  newdata <- d[1:20, ]
+  expect_equal(unname(predict(fit, newdata, type = "decision")),
+               unname(predict(reference, renamed[1:20, ], type = "decision")), tolerance = 1e-8)
+  expect_equal(unname(predict(fit, type = "prob")), unname(predict(reference, type = "prob")), tolerance = 1e-8)
+  expect_output(print(fit), "a.b")
+  # a clash that is not a factor's coding is settled by make.unique
+  expect_equal(csvmstats:::unique_design_names(matrix(0, 1, 3, dimnames = list(NULL, c("x", "y", "x"))),
+                                               terms(~ 1)), c("x", "y", "x.1"))
+})

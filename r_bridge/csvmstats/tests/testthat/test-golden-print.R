@@ -27,7 +27,8 @@ golden_fit <- function() {
                    bacc = "With 95% confidence the balanced accuracy lies between 0.86 and 0.99."),
     joint_statement = "true positive rate >= 0.81.",
     solver = list(backend = "bnb", backend_version = "csvm-stats 0.1.0", formulation = "branch-and-bound",
-                  status = "optimal", objective = 2.07116, gap = 5.19e-6, wall_time = 0.0993, cpu_time = 0.0146),
+                  status = "optimal", objective = 2.07116, gap = 5.19e-6, wall_time = 0.0993, cpu_time = 0.0146,
+                  fit_wall_time = 0.412, fit_cpu_time = 0.305),
     warnings = character(0), options = list(tpr_min = 0.9, bound = "binomial", random_state = 12345),
     selected = numeric(0), probability_threshold = 0.444,
     probability_rule = paste("This classifier calls a point malignant when P(malignant) >= 0.444: the",
@@ -72,4 +73,16 @@ test_that("the solver's outcome is said in words: optimal within mip_gap, or sto
   expect_equal(csvmstats:::solver_outcome(list(status = "time limit (incumbent)", gap = Inf, outcome = outcome),
                                           list(time_limit = 5)),
                paste0("NOT proven optimal: ", outcome))
+})
+
+test_that("the Time line shows the whole fit's seconds beside time_limit, the solver's own labelled", {
+  fit <- golden_fit()
+  lines <- capture.output(print(summary(fit)))
+  expect_true(any(grepl(paste("Time: 0.412 s wall-clock, 0.305 s CPU for the whole fit (time_limit = 300 s, counted",
+                              "on the wall clock); the solver alone 0.0993 s wall-clock, 0.0146 s CPU"), lines,
+                        fixed = TRUE)))
+  fit$solver$fit_wall_time <- fit$solver$fit_cpu_time <- NULL  # a fit made by an older csvmstats
+  lines <- capture.output(print(summary(fit)))
+  expect_true(any(grepl("Time: 0.0993 s wall-clock, 0.0146 s CPU in the solver (time_limit = 300 s", lines,
+                        fixed = TRUE)))
 })

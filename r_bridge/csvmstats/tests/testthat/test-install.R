@@ -6,11 +6,29 @@ test_that("the numpy check names the fix when reticulate cannot read numpy 2", {
                "reticulate 1.28 cannot read arrays of numpy 2.4.0 \\(numpy 2 needs reticulate >= 1.38.0\\)")
   expect_error(csvmstats:::check_numpy(package_version("1.28"), "2.4.0", "/venv/bin/python"),
                "csvmstats::install_python\\(\\) makes a virtualenv with numpy < 2")
-  expect_error(csvmstats:::check_numpy(package_version("1.28"), NULL, "/venv/bin/python"), "has no numpy")
+  expect_error(csvmstats:::check_numpy(package_version("1.28"), NULL, "/venv/bin/python"), "cannot import numpy")
+  expect_error(csvmstats:::check_numpy(package_version("1.28"), "2.1.0rc1", "/venv/bin/python"),
+               "cannot read arrays of numpy 2.1.0")
   expect_true(csvmstats:::check_numpy(package_version("1.28"), "1.26.4", "/venv/bin/python"))
   expect_true(csvmstats:::check_numpy(package_version("1.38.0"), "2.1.0", "/venv/bin/python"))
   expect_equal(csvmstats:::numpy_requirement(package_version("1.28")), "numpy<2")
   expect_equal(csvmstats:::numpy_requirement(package_version("1.38.0")), "numpy")
+})
+
+test_that("the numpy version is asked of the running Python, not of py_config() (review r8 F20)", {
+  skip_without_python()
+  csvmstats:::require_python_module("csvm_stats.interfaces.r_api")
+  running <- reticulate::py_eval("__import__('numpy').__version__")
+  # reticulate 1.28's py_config() reports no numpy for a pyenv shim although numpy imports
+  expect_equal(csvmstats:::python_numpy_version(config = list(python = "/shim/python3", numpy = NULL)), running)
+  expect_true(csvmstats:::check_numpy(package_version("1.38.0"),
+                                      csvmstats:::python_numpy_version(config = list(numpy = NULL)), "/shim/python3"))
+  # the numpy-2 diagnosis holds for the version so found
+  if (numeric_version(running) >= "2") {
+    expect_error(csvmstats:::check_numpy(package_version("1.28"),
+                                         csvmstats:::python_numpy_version(config = list(numpy = NULL)), "/shim"),
+                 "cannot read arrays of numpy 2")
+  }
 })
 
 test_that("install_python() refuses a path that is not the csvm-stats source", {

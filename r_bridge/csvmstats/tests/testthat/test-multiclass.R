@@ -159,3 +159,22 @@ test_that("a multiclass fit predicts classes, scores and probabilities after rea
   expect_true(any(grepl("Held-out confusion matrix", predictions$summary)))
   expect_equal(predictions$prob, suppressMessages(predict(fit, newdata, type = "prob")), tolerance = 1e-10)
 })
+
+test_that("a multiclass Python fit saved with r_bridge.save_rds is a csvm_fit with matrices (review r8 F10)", {
+  skip_without_python()
+  skip_if_not(reticulate::py_module_available("rdata"),
+              "the Python package rdata (r_bridge's .rds writer) is not installed; install_python() installs it")
+  fit <- multiclass_fit()
+  path <- tempfile(fileext = ".rds")
+  reticulate::import("r_bridge")$save_rds(fit$python, path)
+  saved <- readRDS(path)
+  expect_s3_class(saved, "csvm_fit")
+  expect_true(saved$multiclass)
+  expect_equal(coef(saved), coef(fit))
+  expect_equal(saved$confusion, fit$confusion)
+  expect_equal(rownames(saved$rates), fit$classes)
+  expect_type(saved$rates$met, "logical")
+  expect_equal(saved$rates$heldout_rate, fit$rates$heldout_rate)
+  expect_equal(names(saved$statements), fit$classes)
+  expect_output(print(saved), "Multiclass Constrained SVM")
+})

@@ -13,6 +13,11 @@ test_that("np_classifier guarantees the TPR, reports the CSVM's rate table and p
   expect_equal(names(fit$sample_roles), rownames(d))
   expect_match(fit$statements[["tpr"]], "at least 0.8")
   expect_output(print(summary(fit)), "Neyman-Pearson route Results")
+  # print() names the rate of each statement, as summary() of a csvm() fit (review r7 F4)
+  printed <- capture.output(print(fit))
+  for (rate in names(fit$statements)) {
+    expect_true(any(startsWith(trimws(printed), paste0(toupper(rate), ": "))), info = rate)
+  }
   cls <- predict(fit, d[1:10, ])
   expect_equal(levels(cls), levels(d$status))
   p <- predict(fit, d[1:10, ], type = "prob")
@@ -42,4 +47,58 @@ test_that("np_classifier takes several classes and refuses bad input with the fi
   expect_error(np_classifier(status ~ ., data = make_data(60), tpr_min = 0.99, random_state = 1L),
                "needs at least 299 held-out")
   expect_error(np_classifier(Species ~ ., data = iris, recall_min = c(rose = 0.9)), "named vector")
+})
+
+test_that("np_classifier predicts as csvm() does: na.exclude pads, incomplete new rows get NA, Inf is refused", {
+  skip_without_python()
+  d <- make_data()
+  d$age[c(3, 7)] <- NA
+  fit <- np_classifier(status ~ ., data = d, tpr_min = 0.8, random_state = 7L, na.action = na.exclude)
+  classes <- predict(fit)
+  expect_length(classes, 240L)
+  expect_equal(unname(which(is.na(classes))), c(3L, 7L))
+  expect_length(predict(fit, type = "decision"), 240L)
+  new <- predict(fit, d[1:5, ])
+  expect_equal(names(new), rownames(d)[1:5])
+  expect_equal(unname(which(is.na(new))), 3L)
+  prob <- predict(fit, d[1:5, ], type = "prob")
+  expect_true(is.na(prob[3]))
+  expect_true(all(prob[-3] >= 0 & prob[-3] <= 1))
+  d$age[2] <- Inf
+  expect_error(predict(fit, d[1:3, ]), "np_classifier: `newdata` has infinite values (Inf or -Inf) in age (row 2)",
+               fixed = TRUE)
+})
+
+test_that("predict() of np_classifier refuses unknown arguments and takes kernlab's type = \"probabilities\"", {
+  skip_without_python()
+  d <- make_data()
+  fit <- np_classifier(status ~ ., data = d, tpr_min = 0.8, random_state = 7L)
+  expect_error(predict(fit, d[1:2, ], se.fit = TRUE), "np_classifier: unknown argument \"se.fit\" to predict()",
+               fixed = TRUE)
+  expect_error(predict(fit, d[1:2, ], probability = TRUE), "use type = \"prob\"", fixed = TRUE)
+  expect_error(predict(fit, d[1:2, ], "class", TRUE), "unnamed argument")
+  both <- predict(fit, d[1:3, ], type = "probabilities")
+  expect_equal(colnames(both), c("control", "case"))
+  expect_equal(unname(both[, "case"]), unname(predict(fit, d[1:3, ], type = "prob")))
+  expect_equal(unname(rowSums(both)), rep(1, 3))
+  # the summary names the formula of the call, not "(arrays)"
+  expect_output(print(summary(fit)), "Formula +status ~ \\.")
+  expect_false(grepl("(arrays)", fit$summary_text, fixed = TRUE))
+})
+
+test_that("np_classifier checks its options in R, naming them, before anything reaches Python", {
+  d <- make_data()
+  expect_error(np_classifier(status ~ ., data = d, tpr_min = 0.8, alpha = NA),
+               "np_classifier: option(s) alpha are NA", fixed = TRUE)
+  expect_error(np_classifier(status ~ ., data = d, tpr_min = NA), "np_classifier: option(s) tpr_min are NA",
+               fixed = TRUE)
+  expect_error(np_classifier(status ~ ., data = d, tpr_min = 0.8, random_state = -1),
+               "np_classifier: random_state must be a whole number >= 0, not -1", fixed = TRUE)
+  expect_error(np_classifier(status ~ ., data = d, tpr_min = 1.2), "np_classifier: tpr_min must be a required rate")
+  expect_error(np_classifier(status ~ ., data = d), "give exactly one of tpr_min, tnr_min .*got none")
+  expect_error(np_classifier(status ~ ., data = d, tpr_min = 0.8, tnr_min = 0.5), "got tpr_min, tnr_min")
+  expect_error(np_classifier(Species ~ ., data = iris, tpr_min = 0.9),
+               paste("np_classifier: the response has 3 classes (setosa, versicolor, virginica); tpr_min and",
+                     "tnr_min are for two classes"), fixed = TRUE)
+  expect_error(np_classifier(Species ~ ., data = iris, tpr_min = 0.9), "recall_min = c(virginica = 0.9)", fixed = TRUE)
 })

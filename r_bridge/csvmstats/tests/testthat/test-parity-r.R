@@ -230,3 +230,77 @@ test_that("the package's srbct.R example prints no raw Python warning", {
   warned <- console[grepl("^Warning", console)]
   expect_true(all(grepl("csvm: ", warned) | grepl("^Warning messages?:$", warned)))
 })
+
+test_that("predict() refuses infinite values in newdata, naming the data column and row; NaN gives NA", {
+  skip_without_python()
+  fit <- fit_example()
+  expect_match(fit$summary_text, "Formula +status ~ \\.")  # R's formula in the stored Python summary
+  new <- make_data()[1:3, ]
+  new$age[2] <- Inf
+  for (type in c("class", "prob", "decision", "probabilities")) {
+    expect_error(predict(fit, new, type = type), "csvm: `newdata` has infinite values (Inf or -Inf) in age (row 2)",
+                 fixed = TRUE)
+  }
+  new$age[2] <- NaN
+  decision <- predict(fit, new, type = "decision")
+  expect_true(is.na(decision[2]))
+  expect_false(anyNA(decision[-2]))
+})
+
+test_that("infinite values are named by data column, or by design column when only the coding makes them", {
+  frame <- data.frame(a = c(1, Inf, 3), b = c(-Inf, 1, 1), f = c("x", "y", "z"), row.names = c("r1", "r2", "r3"))
+  expect_error(csvmstats:::refuse_infinite(frame, "`newdata`", "csvm"), "in a, b (rows r1, r2)", fixed = TRUE)
+  expect_error(csvmstats:::refuse_infinite(frame, "`newdata`", "np_classifier"),
+               "np_classifier() refuses infinite values in the data too", fixed = TRUE)
+  expect_true(csvmstats:::refuse_infinite(frame[3, ], "`newdata`", "csvm"))
+  frame$m <- cbind(c(1, 2, 3), c(4, Inf, 6))  # a matrix column, as poly() makes
+  expect_error(csvmstats:::refuse_infinite(frame[c(1, 3), c("f", "m")], "`newdata`", "csvm"), NA)
+  expect_error(csvmstats:::refuse_infinite(frame[, c("f", "m")], "`newdata`", "csvm"), "in m (row r2)", fixed = TRUE)
+})
+
+test_that("csvm() refuses unknown arguments listing every argument it takes, and gamma = \"auto\", in R", {
+  d <- make_data()
+  message <- tryCatch(csvm(status ~ ., data = d, tpr_min = 0.8, samples = list()), error = conditionMessage)
+  expect_match(message, "unknown argument \"samples\"; csvm() takes", fixed = TRUE)
+  for (name in c("positive", "recall_min", "tpr_min", "gamma", "time_limit", "fractions", "na.action")) {
+    expect_match(message, paste0("[ ,]", name, "[ ,]"))
+  }
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, kernel = "rbf", gamma = "auto"),
+               "csvm: gamma must be a positive number or \"scale\" (1 / (p var(x)), the default), not \"auto\"",
+               fixed = TRUE)
+  expect_error(csvm(status ~ ., data = d, tpr_min = 0.8, kernel = "rbf", gamma = "Scale"), "not \"Scale\"")
+  expect_equal(csvmstats:::r_wording("enlarge the held-out share (fractions=) or pass samples=."),
+               "enlarge the held-out share (fractions) or give more data.")
+  skip_without_python()
+  api <- reticulate::import("csvm_stats.interfaces.r_api")
+  python_options <- c(names(api$MODEL_OPTIONS), names(api$FIT_OPTIONS))
+  expect_equal(setdiff(python_options, csvmstats:::.csvm_arguments), character(0))
+  tiny <- data.frame(dose = c(1:6, 2.5, 3.5),
+                     status = factor(c(rep("control", 6), "case", "case"), levels = c("control", "case")))
+  message <- tryCatch(csvm(status ~ dose, data = tiny, tpr_min = 0.8, random_state = 1), error = conditionMessage)
+  expect_match(message, "share (fractions) or give more data.", fixed = TRUE)
+  expect_false(grepl("samples", message))
+})
+
+test_that("the help pages, the README and the R vignettes say what the code does", {
+  rd <- tools::Rd_db("csvmstats")
+  help_text <- function(name) gsub("\\s+", " ", paste(as.character(rd[[name]]), collapse = ""))
+  predict_help <- help_text("predict.csvm.Rd")
+  expect_false(grepl("says so with a message", predict_help, fixed = TRUE))  # calibration is done at fit time
+  expect_false(grepl("on the training and anchor rows and recalibrated", predict_help, fixed = TRUE))
+  expect_match(predict_help, "fitted on all the fit's rows (training, anchor and held-out)", fixed = TRUE)
+  expect_match(predict_help, "An infinite value", fixed = TRUE)
+  csvm_help <- help_text("csvm.Rd")
+  expect_match(csvm_help, "collation of the locale", fixed = TRUE)
+  expect_match(csvm_help, "\"auto\"}, \\eqn{1/p}, is not a value here", fixed = TRUE)
+  expect_match(help_text("summary.csvm.Rd"), "fit$solver$fit_wall_time", fixed = TRUE)
+  source <- csvmstats:::python_source()
+  skip_if(is.null(source), "csvmstats was not installed from the csvm-stats repository")
+  readme <- paste(readLines(file.path(source, "r_bridge", "README.md")), collapse = "\n")
+  expect_false(grepl("one per data row", readme, fixed = TRUE))
+  expect_false(grepl("aligned with the data rows", readme, fixed = TRUE))
+  vignette <- function(name) gsub("\\s+", " ", paste(readLines(file.path(source, "vignettes", name)), collapse = " "))
+  expect_false(grepl("the first call fits the probability model", vignette("csvmstats-session.Rmd"), fixed = TRUE))
+  expect_false(grepl("beside the rule on the training and anchor rows, recalibrated",
+                     vignette("csvmstats-intro.Rmd"), fixed = TRUE))
+})
