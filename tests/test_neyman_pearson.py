@@ -289,3 +289,13 @@ def test_multiclass_model_files_for_linear_learners(tmp_path):
                                      fractions=(0.4, 0.2, 0.4)).fit(random_state=0)
     with pytest.raises(DataError, match="cannot be saved safely.*pickle"):
         hgb.save(tmp_path / "hgb.csvm")
+
+
+def test_text_columns_are_refused_with_the_routes_that_take_them():
+    """NeymanPearsonClassifier scores numeric rows, so a Pipeline that encodes text columns itself never sees them
+    (review r7 F12): the refusal names the columns and the two ways that work."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=60), "grp": rng.choice(["a", "b"], 60)})
+    y = (X["x"] > 0).astype(int)
+    with pytest.raises(DataError, match=r"non-numeric column\(s\) \['grp'\].*pd.get_dummies.*NeymanPearson.from_formula"):
+        NeymanPearsonClassifier(LogisticRegression(), tpr_min=0.8, random_state=0).fit(X, y)

@@ -118,7 +118,14 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         [0, 1]
         """
         score_method(make_learner(self.estimator))  # an estimator without a score fails before any work
-        check_feature_table(X)
+        try:
+            check_feature_table(X)
+        except DataError as error:  # the route splits and scores numeric rows; a Pipeline's own encoders never see X
+            raise DataError(
+                f"{error} NeymanPearsonClassifier hands its estimator numeric rows only, so a Pipeline that "
+                "encodes text columns itself cannot be used here: code the columns first (e.g. pd.get_dummies), "
+                "or use NeymanPearson.from_formula('y ~ .', data, estimator), which codes factors as dummies."
+            ) from None
         if y is not None:
             check_labels_present(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
