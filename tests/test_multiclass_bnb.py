@@ -120,4 +120,5 @@ def test_each_node_lp_is_limited_to_the_time_the_search_has_left():
     assert lp.solve(1e-6, 1).x is not None
     lp.solve(1e-6, 1)
     value = [v[1] if isinstance(v, tuple) else v for v in seen]
-    assert value[:2] == [2.5, 1e-3]
+    assert value[0] == pytest.approx(2.5, abs=0.1)  # HiGHS's limit: its total run time so far plus the time left
+    assert 1e-3 <= value[1] < 0.5  # no time left: 1 ms beyond the (short) run time so far

@@ -176,9 +176,11 @@ class OuterLP:
     def _run(self) -> None:
         """One HiGHS run, limited to the time the search has left: HiGHS's limit counts wall seconds, at least the
         CPU seconds of this process, so it never lets a CPU-clock search overrun either (a stopped run returns no
-        point, and the search's own clock check ends it)."""
+        point, and the search's own clock check ends it). HiGHS compares its limit with the model's total run time
+        over every run, so the limit is that total plus the time left."""
         if self.time_left is not None:
-            self.model.setOptionValue("time_limit", max(float(self.time_left()), 1e-3))
+            left = max(float(self.time_left()), 1e-3)
+            self.model.setOptionValue("time_limit", float(self.model.getRunTime()) + left)
         self.model.run()
 
     def _solve_linear(self, stop_value: float) -> LPPoint:
