@@ -271,6 +271,11 @@ def test_guarantee_mode_from_the_command_line(files, capsys):
     )
     assert code == EXIT_OK, err
     assert json.loads(out)["rates"]["tpr"]["method"] == "order statistic"
+    # the bare flag before the data file: the file is not taken as the flag's value (review r9 F2)
+    code, out, err = _run(["fit", "-f", FORMULA, "--tpr-min", "0.8", "--bound", "binomial", "--format", "json",
+                           "--guarantee", files["train"]], capsys)
+    assert code == EXIT_OK, err
+    assert json.loads(out)["rates"]["tpr"]["method"] == "order statistic"
 
 
 def test_guarantee_names_the_rate_when_two_are_required(files, capsys):

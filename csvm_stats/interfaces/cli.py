@@ -260,9 +260,15 @@ def _gamma(value: str) -> float | str:
         raise argparse.ArgumentTypeError(f"gamma must be a positive number or 'scale', got {value!r}") from None
 
 
-def _guarantee_rate(value: str) -> str:
-    """The rate named after ``--guarantee`` (the bare flag is ``True``, argparse's ``const``)."""
-    if value not in ("tpr", "tnr"):
+GUARANTEE_RATES = ("tpr", "tnr")
+
+
+def _guarantee_rate(value: str) -> str | bool:
+    """The rate named after ``--guarantee`` (the bare flag is ``True``: argparse's ``const``, or the empty value
+    :func:`_bare_guarantee` writes)."""
+    if value == "":
+        return True
+    if value not in GUARANTEE_RATES:
         raise argparse.ArgumentTypeError(f"--guarantee takes tpr or tnr (or no value), got {value!r}")
     return value
 
@@ -540,6 +546,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bare_guarantee(argv: list[str]) -> list[str]:
+    """``--guarantee`` followed by an existing file written as ``--guarantee=`` (the bare flag), so that argparse does
+    not take the data file of ``--guarantee data.csv`` as its value (any other next word is its value: tpr, tnr, or
+    an error naming them)."""
+    return [
+        "--guarantee=" if token == "--guarantee" and k + 1 < len(argv) and argv[k + 1] not in GUARANTEE_RATES
+        and os.path.exists(argv[k + 1]) else token
+        for k, token in enumerate(argv)
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (see :data:`EXIT_CODES`).
 
@@ -561,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     csvm-stats 0.1.0
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_bare_guarantee(sys.argv[1:] if argv is None else list(argv)))
     warnings.formatwarning = _format_warning
     try:
         with front_end("cli"):  # messages name options as flags (--guarantee tpr), not Python keywords
