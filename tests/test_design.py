@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,15 +115,19 @@ def test_a_numeric_column_read_as_text_is_refused_not_made_a_factor(dtype):
         CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
     with front_end("cli"), pytest.raises(DataError, match="leave those cells empty"):
         CSVM.from_formula("y ~ x + chol", data, tpr_min=0.6)
-    # numbers held as text (a file read with dtype=str) are refused too (review r7 F9's variant)
-    with pytest.raises(DataError, match=r"column 'chol' holds text, but all \d+ of its distinct values are numbers.*"
-                                        r"pd.to_numeric\(df\['chol'\]\)"):
+    # numbers only held as text (a file read with dtype=str): a factor as asked, with a warning when the levels are
+    # many (review r7 F9's variant; refusing them refused site and ZIP codes, review r9 F1)
+    with pytest.warns(UserWarning, match=r"column 'chol' holds text whose \d+ distinct values are all numbers.*"
+                                         r"pd.to_numeric\(df\['chol'\]\)"):
         CSVM.from_formula("y ~ x + chol", data.assign(chol=data["chol"].replace("?", "200")), tpr_min=0.6)
-    # a Categorical says it is a factor; factors with a few number-like levels stay factors
+    # a Categorical says it is a factor; factors with number-like levels and other levels stay factors, silently
     CSVM.from_formula("y ~ x + chol", data.assign(chol=data["chol"].astype("category")), tpr_min=0.6)
-    levels = np.array(["0", "1-3", "4+", "1", "2", "3", "unknown"])
-    for few in (levels[:3], levels[3:]):
-        CSVM.from_formula("y ~ x + g", data.assign(g=np.resize(few, len(data)).astype(str)), tpr_min=0.6)
+    levels = np.array(["0", "1-3", "4+", "1", "2", "3", "unknown", "4", "5", "6", "3a"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for few in (levels[:3], levels[3:7], levels[3:], ["02139", "10001", "60601", "94103", "73301", "30301"]):
+            CSVM.from_formula("y ~ x + C(g)", data.assign(g=np.resize(np.asarray(few), len(data)).astype(str)),
+                              tpr_min=0.6)
 
 
 

@@ -26,6 +26,8 @@ would code as a factor with one level per number; :func:`check_numbers_as_text`)
 
 from __future__ import annotations
 
+import warnings
+
 import numbers
 from collections.abc import Iterable
 
@@ -73,38 +75,51 @@ def _value_kinds(column: pd.Series) -> dict[str, object]:
 #: A text column whose distinct values are mostly numbers, at least this many, is refused when fitting
 #: (:func:`check_numbers_as_text`): a numeric column with a missing-value code such as "?".
 MIN_NUMBER_LEVELS = 5
+#: Values that mark a missing cell in text files (:func:`check_numbers_as_text` refuses numbers mixed with them only).
+MISSING_CODES = frozenset({"?", "", ".", "-", "--", "NA", "N/A", "n/a", "na", "NaN", "nan", "NULL", "null", "None",
+                           "#N/A", "missing"})
+#: Distinct values from which a text column of numbers only is coded as a factor with a warning.
+MANY_NUMBER_LEVELS = 20
 
 
 def check_numbers_as_text(column: pd.Series, name: str) -> None:
-    """Refuse a text column that is a numeric column with a few text codes (UCI's "?" for a missing value).
+    """Refuse a text column that is a numeric column with missing-value codes (UCI's "?"); warn about many numbers.
 
     pandas reads such a CSV column as text, which a formula codes as a factor
     with one level per distinct number. A column is refused when at least
-    :data:`MIN_NUMBER_LEVELS` of its distinct values read as numbers and they
-    outnumber the others; a factor such as "0", "1-3", "4+" or "1", "2", "3",
-    "unknown" stays a factor, and a Categorical is never refused.
+    :data:`MIN_NUMBER_LEVELS` of its distinct values read as numbers and every
+    other value is a missing-value code (:data:`MISSING_CODES`). A column of
+    numbers only is a factor as asked (site or ZIP codes, a file read as text),
+    with a warning when it has :data:`MANY_NUMBER_LEVELS` levels or more; a factor
+    such as "0", "1-3", "4+" or "1", "2", "3a", "unknown" stays a factor, and a
+    Categorical is never checked.
     """
     levels = pd.unique(column.dropna().astype(str))
     as_numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce").notna().to_numpy()
     n_numbers = int(as_numbers.sum())
-    if n_numbers < MIN_NUMBER_LEVELS or n_numbers <= as_numbers.size - n_numbers:
-        return
     others = [str(v) for v in levels[~as_numbers]]
     python = current_front_end() == "python"
-    if not others:  # numbers held as text (a file read with dtype=str)
-        what = f"all {n_numbers} of its distinct values are numbers"
-        fix = (f"convert it with pd.to_numeric(df[{name!r}]) for numbers, or df[{name!r}].astype('category') for a "
-               "factor" if python else "give its levels a form that is not a number (e.g. a prefix) for a factor")
+    if not others:  # numbers held as text (a file read with dtype=str, or codes)
+        if n_numbers >= MANY_NUMBER_LEVELS:
+            fix = (f"convert it with pd.to_numeric(df[{name!r}]) if it is a number; make it a Categorical "
+                   f"(df[{name!r}].astype('category')) to keep it a factor without this warning" if python else
+                   "if it is a number, check how the file writes it; if it is a factor, give its levels a form that "
+                   "is not a number (e.g. a prefix) to keep it a factor without this warning")
+            warnings.warn(f"the data column {name!r} holds text whose {n_numbers} distinct values are all numbers: it "
+                          f"is coded as a factor with {n_numbers} levels. {fix[0].upper()}{fix[1:]}.", UserWarning,
+                          stacklevel=2)
+        return
+    if n_numbers < MIN_NUMBER_LEVELS or any(o.strip() not in MISSING_CODES for o in others):
+        return
+    what = (f"{n_numbers} of its {as_numbers.size} distinct values are numbers, the others "
+            f"{others[:5]}{' ...' if len(others) > 5 else ''}")
+    if python:
+        fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], "
+               f"errors='coerce') and remove or impute those rows; if the column is a factor, make it one with "
+               f"df[{name!r}].astype('category')")
     else:
-        what = (f"{n_numbers} of its {as_numbers.size} distinct values are numbers, the others "
-                f"{others[:5]}{' ...' if len(others) > 5 else ''}")
-        if python:
-            fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], "
-                   f"errors='coerce') and remove or impute those rows; if the column is a factor, make it one with "
-                   f"df[{name!r}].astype('category')")
-        else:
-            fix = (f"if {others[0]!r} marks a missing value, leave those cells empty (missing) and remove or impute "
-                   "those rows; if the column is a factor, give its levels a form that is not a number (e.g. a prefix)")
+        fix = (f"if {others[0]!r} marks a missing value, leave those cells empty (missing) and remove or impute "
+               "those rows; if the column is a factor, give its levels a form that is not a number (e.g. a prefix)")
     raise DataError(
         f"the data column {name!r} holds text, but {what}; as text it would be a factor with one level per number. "
         f"{fix[0].upper()}{fix[1:]}."
