@@ -192,6 +192,7 @@ def test_a_numeric_response_with_many_values_is_refused_not_fitted_as_that_many_
         CSVM.from_formula("chol ~ x", d)
     with front_end("cli"), pytest.raises(DataError, match=r"group the values into classes; if the numbers"):
         CSVM.from_formula("chol ~ x", d)
-    # 20 numeric classes, or many text classes, are still classes
+    # 20 numeric classes, consecutive integer codes (LabelEncoder's, review r9 F3), or many text classes are classes
     assert isinstance(CSVM.from_formula("k ~ x", d.assign(k=np.arange(120) % 20)), MulticlassCSVM)
+    assert isinstance(CSVM.from_formula("k ~ x", d.assign(k=np.arange(120) % 30 + 1)), MulticlassCSVM)
     assert isinstance(CSVM.from_formula("k ~ x", d.assign(k=d["chol"].astype(int).astype(str))), MulticlassCSVM)

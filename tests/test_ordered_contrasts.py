@@ -111,6 +111,9 @@ def test_a_factor_named_like_the_coding_is_refused(name):
                          "y": ["p", "n"] * 6})
     with pytest.raises(FormulaError, match=f"the column '{name}' cannot be coded as a factor here.*rename"):
         CSVM.from_formula(f"y ~ x + `{name}`", data, tpr_min=0.8, bound="binomial", ordered_contrasts="poly")
+    if name == "contr":  # only polynomial coding reads it as the contrasts (review r9 F9)
+        CSVM.from_formula("y ~ x + C(contr)", data.assign(contr=data["contr"].astype(str)), tpr_min=0.8,
+                          bound="binomial")
 
 
 def test_an_unused_column_named_contr_does_not_hide_contr_poly(tmp_path):

@@ -58,17 +58,25 @@ class ClassCoding:
         return out if self.dtype is None else out.astype(self.dtype)
 
 
-#: A numeric response with more distinct values than this is refused (:func:`encode_classes`).
+#: A numeric response with more distinct values than this is refused unless they are class codes
+#: (:func:`encode_classes`).
 MAX_NUMERIC_CLASSES = 20
+
+
+def _consecutive_integers(levels: Sequence[Any]) -> bool:
+    """Are the sorted numeric ``levels`` the integers from the first to the last, each once (class codes)?"""
+    values = np.asarray(levels, dtype=float)
+    return bool(np.all(values == np.round(values)) and values[-1] - values[0] + 1 == values.size)
 
 
 def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
     """Find the classes (at least two) and code the labels as positions.
 
     A numeric response with more than :data:`MAX_NUMERIC_CLASSES` distinct
-    values is refused: it is a measurement (a wrong column), not class codes,
-    and would be fitted as that many classes. Text and Categorical responses
-    have no such limit.
+    values is refused unless they are consecutive integers (class codes such as
+    scikit-learn's ``LabelEncoder`` gives): it is a measurement (a wrong column),
+    not class codes, and would be fitted as that many classes. Text and
+    Categorical responses have no such limit.
     """
     values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):
@@ -77,7 +85,7 @@ def encode_classes(labels: Any) -> tuple[ClassCoding, np.ndarray]:
     else:
         levels = sorted_levels(values)
         numeric = pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
-        if numeric and len(levels) > MAX_NUMERIC_CLASSES:
+        if numeric and len(levels) > MAX_NUMERIC_CLASSES and not _consecutive_integers(levels):
             what = f"the response {name!r}" if name is not None else "the response"
             python = current_front_end() == "python"
             codes = ("make them text or a Categorical (df[column].astype(str))" if python

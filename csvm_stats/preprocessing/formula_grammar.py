@@ -151,12 +151,13 @@ class Factor:
 
         formulaic replaces a back-quoted name wherever its text occurs in the expression, so a column
         whose name occurs in ``contr.poly`` (``o``, ``t``, ``poly``, ...) is written unquoted there; a
-        column named ``C`` or ``contr`` would be read as the function or the contrasts and is refused.
+        column named ``C`` (or ``contr``, with polynomial contrasts) would be read as the function or the
+        contrasts and is refused.
         """
         if not self.categorical:
             return f"`{self.column}`"
         plain = self.column.isidentifier() and not keyword.iskeyword(self.column)
-        if self.column in _CODING_NAMES:
+        if self.column == "C" or (self.column in _CODING_NAMES and self.contrasts == "poly"):
             raise FormulaError(
                 f"the column {self.column!r} cannot be coded as a factor here: formulaic evaluates C(...) as Python "
                 f"and would read {self.column!r} as part of the coding; rename the column."
