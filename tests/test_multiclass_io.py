@@ -117,3 +117,16 @@ def test_r_entry_points_take_several_classes():
     out = r_api.predict(plain["results"], x[:5], ["class", "decision"])
     assert out["decision"].shape == (5, 3)
     assert list(out["class"]) == list(np.array(["apple", "pear", "plum"])[out["decision"].argmax(1)])
+
+
+def test_loaded_params_keep_the_class_labels(tmp_path):
+    """The report stores class keys as text; a loaded model's params map them back (integer classes 0, 1, 2 came
+    back as '0', '1', '2' and params[1] raised KeyError; review r9 F5)."""
+    rng = np.random.default_rng(0)
+    n = 240
+    y = rng.integers(0, 3, n)
+    X = pd.DataFrame(rng.normal(size=(n, 2)) + y[:, None], columns=["a", "b"]).assign(k=y)
+    fit = CSVM.from_formula("k ~ a + b", X, recall_min={0: 0.6}, bound="none").fit(random_state=0, time_limit=30)
+    loaded = load_model(save_model(fit, tmp_path / "m.csvm"))
+    pd.testing.assert_frame_equal(loaded.params, fit.params)
+    assert loaded.params.columns.name == "class" and loaded.params[1].equals(fit.params[1])

@@ -167,6 +167,18 @@ class SavedMulticlassModel(SavedModel):
     def classes(self) -> list[Any]:
         return list(self.coding.levels)
 
+    @property
+    def params(self) -> pd.DataFrame | None:
+        """The fit's coefficients, one column per class (as ``MulticlassResults.params``: the report's text keys
+        mapped back to the class labels, columns named ``class``); ``None`` in files without them."""
+        table = super().params
+        if table is None:
+            return None
+        by_text = {str(c): c for c in self.classes}
+        table = table.rename(columns=lambda c: by_text.get(str(c), c))
+        table.columns.name = "class"
+        return table
+
     def decision_function(self, newdata: Any) -> pd.DataFrame:
         """Scores f_k(x), one column per class, indexed like the data."""
         design = self.design_matrix(newdata)
