@@ -110,7 +110,6 @@ class FormulaDesign:
                         "when the model was fitted; convert it to numbers."
                     )
 
-
     def factor_levels(self) -> dict[str, list[Any]]:
         """The input columns that are factors of the design, with their fitted levels (empty without a parsed formula)."""
         if self.parsed is None:
@@ -130,27 +129,22 @@ class FormulaDesign:
         and write its value into every dummy column. A value equal to a fitted level is that level;
         any other value is refused as an unseen level.
         """
-        if self.parsed is None:
-            return data
-        state = self.spec.encoder_state
         converted = {}
-        for factor in {f for term in self.parsed.terms for f in term}:  # C(column) or a Categorical column
-            entry = state.get(factor.expr)
-            if entry is None or entry[0] is not Factor.Kind.CATEGORICAL or factor.column not in data.columns:
+        for name, levels in self.factor_levels().items():  # C(column) or a Categorical column
+            if name not in data.columns:
                 continue
-            levels = list(entry[1]["categories"])
-            column = data[factor.column]
+            column = data[name]
             if isinstance(column.dtype, pd.CategoricalDtype) and list(column.cat.categories) == levels:
                 continue
             values = column.astype(object)
             unseen = values[values.notna() & ~values.isin(levels)].unique()
             if len(unseen):
                 raise DataError(
-                    f"newdata column {factor.column!r} holds the level(s) {list(unseen)[:5]} not seen when the model "
+                    f"newdata column {name!r} holds the level(s) {list(unseen)[:5]} not seen when the model "
                     f"was fitted, when it was a factor with the levels {levels[:10]} (newdata dtype {column.dtype}); "
                     "the model has no coefficient for them. Remove those rows or give the column the fitted levels."
                 )
-            converted[factor.column] = pd.Categorical(values, categories=levels)
+            converted[name] = pd.Categorical(values, categories=levels)
         return data.assign(**converted) if converted else data
 
 
