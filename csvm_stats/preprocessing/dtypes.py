@@ -19,9 +19,9 @@ levels "1", "2.5" and "a") or hold only numbers (convert with
 (bytes, lists, dates), complex numbers (whose imaginary part numpy would
 drop), datetimes and timedeltas (formulaic multiplies them by 0/1 and
 fails), periods and intervals; and, in the data a model is fitted on, a
-text column whose distinct values are mostly numbers (a numeric column with
-a missing-value code such as "?", which pandas reads as text and a formula
-would code as a factor with one level per number; :func:`check_numbers_as_text`).
+text column of numbers mixed with missing-value codes such as "?" (a numeric
+column that pandas reads as text and a formula would code as a factor with one
+level per number; :func:`check_numbers_as_text`).
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def _value_kinds(column: pd.Series) -> dict[str, object]:
     return kinds
 
 
-#: A text column whose distinct values are mostly numbers, at least this many, is refused when fitting
-#: (:func:`check_numbers_as_text`): a numeric column with a missing-value code such as "?".
+#: A text column of at least this many distinct numbers, its other values missing-value codes, is refused when
+#: fitting (:func:`check_numbers_as_text`): a numeric column with a code such as "?".
 MIN_NUMBER_LEVELS = 5
 #: Values that mark a missing cell in text files (:func:`check_numbers_as_text` refuses numbers mixed with them only).
 MISSING_CODES = frozenset({"?", "", ".", "-", "--", "NA", "N/A", "n/a", "na", "NaN", "nan", "NULL", "null", "None",

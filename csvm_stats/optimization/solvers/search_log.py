@@ -1,8 +1,8 @@
 """The progress log of the ``"bnb"`` searches (``SolverOptions(verbose=True)``), like the other solvers' logs.
 
 A header and a row when the search starts, a row about every :data:`LOG_PERIOD` seconds of the clock the time
-limit counts, and a closing line with the record's status; printed to standard output. Rows show the nodes solved, the nodes waiting, the incumbent
-(``-`` before one), the lower bound and the relative gap. With ``verbose=False`` nothing is printed and a row
+limit counts, and a closing line with the record's status; printed to standard output. Rows show the nodes
+solved, the nodes waiting, the incumbent (``-`` before one), the lower bound and the relative gap. With ``verbose=False`` nothing is printed and a row
 costs one comparison.
 """
 
