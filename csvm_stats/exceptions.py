@@ -7,6 +7,12 @@ usual.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
 
 class CSVMError(Exception):
     """Base class of all csvm-stats errors.
@@ -181,3 +187,11 @@ class FormulaLimitError(FormulaError, InputLimitError):
     >>> issubclass(FormulaLimitError, FormulaError) and issubclass(FormulaLimitError, InputLimitError)
     True
     """
+
+
+def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue a warning attributed to the first frame outside csvm_stats (the user's line, not the library's)."""
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is the caller of this function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)

@@ -224,7 +224,7 @@ ESTIMATOR_CASES: list[tuple[str, Callable[[Ctx], Any], type[Exception], str]] = 
     ("random_state text", _est_fit(random_state="abc"), DataError, "random_state"),
     ("random_state negative", _est_fit(random_state=-3), DataError, "random_state"),
     ("kernel misspelt", _est_fit(kernel="lineer"), DataError, "did you mean 'linear'"),
-    ("gamma with linear kernel", _est_fit(gamma=2.0), DataError, "no effect with kernel='linear'"),
+    ("gamma negative with linear kernel", _est_fit(gamma=-2.0), DataError, "gamma must be a positive number"),  # unused values are ignored as in SVC, bad ones refused
     ("solver misspelt", _est_fit(solver="gurobbi"), DataError, "did you mean 'gurobi'"),
     ("probability variant", _est_fit(probability="platt"), DataError, "probability must be"),
     ("anchor_size", _est_fit(tpr_min=0.8, anchor_size=1.5), DataError, "anchor_size"),

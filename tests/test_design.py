@@ -172,3 +172,37 @@ def test_a_default_positive_class_that_depends_on_letter_case_is_named_in_a_warn
         warnings.simplefilter("error")
         encode_labels(pd.Series(["yes", "no"]))  # the same order either way
         encode_labels(pd.Series(["Yes", "no"]), positive="Yes")  # chosen
+
+
+def test_r_collation_order_puts_case_and_accents_after_the_letters():
+    """R (ICU, even under C.UTF-8) sorts a < A < b < B and É with E; Python by code point."""
+    from csvm_stats.preprocessing.text_order import r_level_order
+
+    assert r_level_order(["b", "B", "A", "a", "hiver", "ÉTÉ", "eb", "éa"]) == ["a", "A", "b", "B", "éa", "eb", "ÉTÉ", "hiver"]
+    assert r_level_order(["Yes", "no"]) == ["no", "Yes"]
+
+
+@pytest.mark.parametrize("labels, positive", [(["a", "A"], "a"), (["ÉTÉ", "hiver"], "ÉTÉ")])
+def test_case_and_accent_warnings_name_the_class_r_would_take_and_point_at_the_callers_line(labels, positive):
+    """Review r9 F7: same-letter and accented labels warn too, and the warning is attributed to this file."""
+    with pytest.warns(UserWarning, match=f"positive class is '{positive}'") as seen:
+        coding, _ = encode_labels(pd.Series(labels * 3))
+    assert coding.positive == positive
+    assert seen[0].filename == __file__
+
+
+def test_a_text_predictor_whose_baseline_r_would_not_take_warns_and_a_categorical_does_not():
+    """Review r8 F15: a mixed-case text predictor gets baseline 'B' here and 'a' in R: a different penalised fit."""
+    from csvm_stats import CSVM
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=80), "g": rng.choice(["a", "B", "c"], 80)})
+    frame["y"] = np.where(frame["x"] + rng.normal(size=80) > 0, "pos", "neg")
+    with pytest.warns(UserWarning, match="text column 'g' is coded with the baseline level 'B'.*would take 'a'") as seen:
+        CSVM.from_formula("y ~ x + g", frame, tpr_min=0.6, bound="none")
+    assert seen[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        CSVM.from_formula("y ~ x + g", frame.assign(g=pd.Categorical(frame["g"], ["a", "B", "c"])), tpr_min=0.6,
+                          bound="none")
+        CSVM.from_formula("y ~ x + g", frame.assign(g=frame["g"].str.lower()), tpr_min=0.6, bound="none")

@@ -54,6 +54,11 @@ def test_bad_requests_are_named(wine):
         CSVM.from_formula("cultivar ~ .", wine, recall_min={"barbera": 1.2})
     with pytest.raises(DataError, match="guarantee=True needs recall_min"):
         CSVM.from_formula("cultivar ~ .", wine).fit(guarantee=True)
+    # review r9 F8: a rate name is a two-class rate; any other value is not a guarantee mode
+    with pytest.raises(DataError, match="guarantee='tpr' names a two-class rate"):
+        CSVM.from_formula("cultivar ~ .", wine).fit(guarantee="tpr")
+    with pytest.raises(DataError, match="guarantee='yes' is not a guarantee mode.*guarantee=True"):
+        CSVM.from_formula("cultivar ~ .", wine).fit(guarantee="yes")
 
 
 def test_results_shapes_and_labels(wine, wine_fit):

@@ -165,3 +165,20 @@ def test_bad_options_name_the_problem(small_wisconsin):
         CSVMClassifier(tpr_min=0.9, anchor_size=0.8, holdout_size=0.3).fit(X, labels)
     with pytest.raises(DataError, match="probability must be"):
         CSVMClassifier(probability="platt").fit(X, labels)
+
+
+def test_a_kernel_parameter_the_kernel_does_not_use_is_ignored_as_in_svc_so_mixed_kernel_grids_fit():
+    """Review r9 F6: GridSearchCV over {'kernel': ['rbf', 'poly'], 'degree': [2, 3]} lost the rbf fits."""
+    from csvm_stats.data.datasets import load_dataset
+
+    X, y = load_dataset("wisconsin")
+    X, y = X.iloc[::3], y[::3]
+    grid = GridSearchCV(CSVMClassifier(tpr_min=0.9, bound="none", random_state=0, time_limit=30),
+                        {"kernel": ["linear", "rbf"], "degree": [2, 3], "gamma": ["scale", 0.1]}, cv=2,
+                        error_score="raise").fit(X, y)
+    assert np.isfinite(grid.cv_results_["mean_test_score"]).all()
+    same = [CSVMClassifier(kernel="rbf", degree=d, coef0=c, tpr_min=0.9, bound="none", random_state=0).fit(X, y)
+            for d, c in ((3, 1.0), (5, 2.0))]
+    np.testing.assert_allclose(same[0].decision_function(X), same[1].decision_function(X))
+    with pytest.raises(DataError, match="degree must be a whole number"):
+        CSVMClassifier(kernel="rbf", degree=-1).fit(X, y)

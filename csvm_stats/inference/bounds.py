@@ -25,14 +25,13 @@ points; see :mod:`csvm_stats.models.results` for how the library reports this.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from scipy import stats
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, warn_at_caller
 
 BoundName = Literal["hoeffding", "binomial", "none"]
 BOUNDS: tuple[str, ...] = ("hoeffding", "binomial", "none")
@@ -181,13 +180,12 @@ def adjust_target(p0: float, n: int, alpha: float, bound: str = "hoeffding", *, 
         count = math.ceil(p0 * n - 1e-9)
     capped = count > n
     if capped:
-        warnings.warn(
+        warn_at_caller(
             f"The {what} target {p0:g} with the {bound} margin at alpha={alpha:g} needs more than all "
             f"{n} anchor points; it is capped at 1 (every anchor point must be classified correctly), "
             f"and no statement at level {alpha:g} follows from it. The margin stays below 1 from "
             f"n = {min_n} anchor points on.",
             CappedTargetWarning,
-            stacklevel=2,
         )
         count = n
     return AdjustedTarget(p0, count / n, count, n, bound, alpha, capped, min_n)

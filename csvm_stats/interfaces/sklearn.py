@@ -61,6 +61,7 @@ Conventions
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -73,7 +74,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from csvm_stats.exceptions import DataError
 from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.model import MulticlassCSVM
-from csvm_stats.preprocessing.validation import check_feature_table, check_labels_present
+from csvm_stats.preprocessing.validation import check_feature_table, check_kernel_options, check_labels_present
 from csvm_stats.probability.ebb import EBB
 
 PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
@@ -108,11 +109,14 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
     kernel : {"linear", "rbf", "poly"} or callable, default "linear"
         The kernel, or a callable returning the Gram matrix.
     gamma : float or "scale", default "scale"
-        RBF and polynomial kernel parameter.
+        RBF and polynomial kernel parameter; ignored by the other kernels,
+        as scikit-learn's ``SVC`` ignores it, so that one parameter grid can
+        span several kernels (the formula API and the command line refuse a
+        parameter the kernel does not use).
     degree : int, default 3
-        Polynomial degree.
+        Polynomial degree; ignored by the other kernels.
     coef0 : float, default 1.0
-        Polynomial kernel offset.
+        Polynomial kernel offset; ignored by the other kernels.
     rank : int or None
         Truncated kernel factorisation (``None``: exact).
     big_m : float or None
@@ -328,9 +332,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             bound=self.bound,
             kernel=self.kernel,
             C=self.C,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
+            **self._kernel_parameters(),
             rank=self.rank,
             big_m=self.big_m,
             positive=1,
@@ -350,6 +352,21 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             self.probability_estimator_ = self._fit_probabilities(X, y, variant, seed)
         return self
 
+    def _kernel_parameters(self) -> dict[str, Any]:
+        """gamma, degree and coef0 for the model: each checked, and at its default where the kernel does not use it.
+
+        scikit-learn's ``SVC`` ignores a parameter its kernel does not use, and grid searches over
+        ``{"kernel": ["rbf", "poly"], "degree": [2, 3]}`` rely on it; the models refuse such a
+        parameter, so it is passed at its default.
+        """
+        check_kernel_options("poly", self.gamma, self.degree, self.coef0, self.rank)  # the values themselves
+        used = {"gamma": ("rbf", "poly"), "degree": ("poly",), "coef0": ("poly",)}
+        defaults = {"gamma": "scale", "degree": 3, "coef0": 1.0}
+        return {
+            name: getattr(self, name) if not callable(self.kernel) and self.kernel in kernels else defaults[name]
+            for name, kernels in used.items()
+        }
+
     def _fit_multiclass(self, X: np.ndarray, y: np.ndarray, variant: str | None):
         """The multiclass CSVM (several classes or ``recall_min``)."""
         if variant not in (None, "venn-abers"):
@@ -365,7 +382,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
             )
         model = MulticlassCSVM(
             y, X, recall_min=self.recall_min, alpha=self.alpha, bound=self.bound, kernel=self.kernel, C=self.C,
-            gamma=self.gamma, degree=self.degree, coef0=self.coef0, rank=self.rank, big_m=self.big_m,
+            **self._kernel_parameters(), rank=self.rank, big_m=self.big_m,
             standardize=self.standardize, fractions=self._fractions(),
         )
         self.results_ = model.fit(

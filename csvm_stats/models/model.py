@@ -20,7 +20,6 @@ guarantee mode (29 points of the class for p0 = 0.9, alpha = 0.05).
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -51,7 +50,7 @@ from csvm_stats.preprocessing.design import (
 )
 from csvm_stats.optimization.budget import FitBudget
 from csvm_stats.optimization.engine import fit_csvm
-from csvm_stats.exceptions import DataError, DegenerateRuleWarning
+from csvm_stats.exceptions import DataError, DegenerateRuleWarning, warn_at_caller
 from csvm_stats.models.fitstate import FittedState, resolve_seed
 from csvm_stats.preprocessing.formula import FormulaDesign, build_design
 from csvm_stats.preprocessing.wording import enlarge_share, option, option_name
@@ -576,7 +575,7 @@ class CSVM:
         else:
             results = CSVMResults(state)
         for message in results.degenerate:
-            warnings.warn(message, DegenerateRuleWarning, stacklevel=2)
+            warn_at_caller(message, DegenerateRuleWarning)
         return results
 
     def _fit_within(self, budget: FitBudget, options: SolverOptions, solver: str, seed: int, guaranteed: str | None,

@@ -342,11 +342,17 @@ class MulticlassCSVM(CSVM):
         >>> res.classes
         ['setosa', 'versicolor', 'virginica']
         """
-        if guarantee not in (True, False):
+        if guarantee in ("tpr", "tnr"):
             raise DataError(
-                f"{option('guarantee', guarantee) if isinstance(guarantee, str) else f'guarantee={guarantee!r}'} "
-                f"names a two-class rate; with several classes (or {option_name('recall_min')}) guarantee mode covers "
-                f"every constrained class at once: {option('guarantee', True)}."
+                f"{option('guarantee', guarantee)} names a two-class rate; with several classes (or "
+                f"{option_name('recall_min')}) guarantee mode covers every constrained class at once: "
+                f"{option('guarantee', True)}."
+            )
+        if guarantee not in (True, False):
+            shown = option("guarantee", guarantee) if isinstance(guarantee, str) else f"guarantee={guarantee!r}"
+            raise DataError(
+                f"{shown} is not a guarantee mode: with several classes (or {option_name('recall_min')}) it is "
+                f"{option('guarantee', True)} (every constrained class at once) or {option('guarantee', False)}."
             )
         if guarantee and not self.recall_min:
             raise DataError(f"{option('guarantee', True)} needs {option_name('recall_min')}, the recalls to guarantee.")

@@ -16,14 +16,14 @@ r"""From user data to the optimiser's inputs: label coding, sample split, scalin
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, warn_at_caller
+from csvm_stats.preprocessing.text_order import r_level_order
 from csvm_stats.preprocessing.wording import option
 
 #: Default shares of the data for the training, anchor and held-out samples.
@@ -109,16 +109,14 @@ def sorted_levels(values: pd.Series) -> tuple:
 
 
 def _warn_if_case_decides(levels: tuple) -> None:
-    """Warn when the default positive class of two text labels depends on letter case (R would take the other)."""
-    if not all(isinstance(v, str) for v in levels) or levels[0].casefold() <= levels[1].casefold():
+    """Warn when R's order of two text labels differs from Python's, so R would take the other positive class."""
+    if not all(isinstance(v, str) for v in levels) or r_level_order(levels)[1] == levels[1]:
         return
-    warnings.warn(
-        f"the positive class is {levels[1]!r}, the second of {list(levels)} in code-point order (capitals first); "
-        f"R's csvm() orders text by the locale, ignoring case, and would take {levels[0]!r}. Say which class is "
-        f"positive ({option('positive', levels[1])} or {option('positive', levels[0])}) to fit the same model "
-        "everywhere.",
-        UserWarning,
-        stacklevel=3,
+    warn_at_caller(
+        f"the positive class is {levels[1]!r}, the second of {list(levels)} in code-point order (capitals and "
+        f"accented letters sort apart); R's csvm() orders text by the locale (ignoring case and accents first) and "
+        f"would take {levels[0]!r}. Say which class is positive ({option('positive', levels[1])} or "
+        f"{option('positive', levels[0])}) to fit the same model everywhere."
     )
 
 
@@ -132,8 +130,10 @@ def encode_labels(labels: Any, positive: Any = None) -> tuple[LabelCoding, np.nd
     ``drop.unused.levels`` and the multiclass model drop them); other label
     types exactly two distinct values. Strings are sorted by code point
     (``"Yes" < "no"``), where R sorts by the locale's collation, which ignores
-    case (``"no" < "Yes"``): when the two orders differ and ``positive`` is
-    not given, a warning names the positive class chosen.
+    case and accents first (``"no" < "Yes"``, ``"a" < "A"``; see
+    :mod:`~csvm_stats.preprocessing.text_order`): when the two orders pick
+    different positive classes and ``positive`` is not given, a warning names
+    the positive class chosen.
     """
     values, name = response_values(labels)
     if isinstance(values.dtype, pd.CategoricalDtype):

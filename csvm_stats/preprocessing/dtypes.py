@@ -26,7 +26,6 @@ level per number; :func:`check_numbers_as_text`).
 
 from __future__ import annotations
 
-import warnings
 
 import numbers
 from collections.abc import Iterable
@@ -34,7 +33,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, warn_at_caller
+from csvm_stats.preprocessing.text_order import r_level_order
 from csvm_stats.preprocessing.wording import current_front_end
 
 _DATETIME_FIX = (
@@ -105,9 +105,8 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
                    f"(df[{name!r}].astype('category')) to keep it a factor without this warning" if python else
                    "if it is a number, check how the file writes it; if it is a factor, give its levels a form that "
                    "is not a number (e.g. a prefix) to keep it a factor without this warning")
-            warnings.warn(f"the data column {name!r} holds text whose {n_numbers} distinct values are all numbers: it "
-                          f"is coded as a factor with {n_numbers} levels. {fix[0].upper()}{fix[1:]}.", UserWarning,
-                          stacklevel=2)
+            warn_at_caller(f"the data column {name!r} holds text whose {n_numbers} distinct values are all numbers: it "
+                          f"is coded as a factor with {n_numbers} levels. {fix[0].upper()}{fix[1:]}.", UserWarning)
         return
     if n_numbers < MIN_NUMBER_LEVELS or any(o.strip() not in MISSING_CODES for o in others):
         return
@@ -126,6 +125,29 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
     )
 
 
+def warn_if_baseline_differs_from_r(column: pd.Series, name: str) -> None:
+    """Warn when a text column's baseline level (the first in code-point order) is not the one R would take.
+
+    R codes the same column with its locale's order (:mod:`~csvm_stats.preprocessing.text_order`), so
+    its treatment dummies, and with the penalty the fitted classifier, differ from ours.
+    """
+    levels = sorted(str(v) for v in pd.unique(column.dropna().to_numpy(dtype=object)))
+    if len(levels) < 2 or r_level_order(levels)[0] == levels[0]:
+        return
+    theirs = r_level_order(levels)[0]
+    if current_front_end() == "python":
+        fix = (f"make it a Categorical with the baseline first, e.g. df[{name!r}] = pd.Categorical(df[{name!r}], "
+               f"categories=[{theirs!r}, ...]), to fit the same model in both")
+    else:
+        fix = "write its levels in one letter case (and without accents) to fit the same model in both"
+    warn_at_caller(
+        f"the text column {name!r} is coded with the baseline level {levels[0]!r}, the first of its levels in "
+        f"code-point order (capitals and accented letters sort apart); R orders text by the locale (ignoring case "
+        f"and accents first) and would take {theirs!r}, and the penalised fit depends on the baseline. To choose "
+        f"it, {fix}."
+    )
+
+
 def usable_column(column: pd.Series, name: str, what: str = "the data", *, fitting: bool = True) -> pd.Series:
     """``column`` in a dtype formulaic codes correctly, or a :class:`DataError` naming it and the fix.
 
@@ -138,6 +160,7 @@ def usable_column(column: pd.Series, name: str, what: str = "the data", *, fitti
     if _is_text_dtype(dtype):
         if fitting:
             check_numbers_as_text(column, name)
+            warn_if_baseline_differs_from_r(column, name)
         values = column.astype(object)
         return values.where(values.notna(), None)
     if isinstance(dtype, pd.ArrowDtype):
@@ -178,6 +201,7 @@ def usable_column(column: pd.Series, name: str, what: str = "the data", *, fitti
             raise DataError(f"{where} is an object column holding {examples}; {fix}.")
         if fitting and kinds:
             check_numbers_as_text(column, name)
+            warn_if_baseline_differs_from_r(column, name)
     return column
 
 

@@ -96,7 +96,7 @@ from csvm_stats.probability.bootstrap import (
     fit_svm_batch,
 )
 from csvm_stats.inference.bounds import BOUNDS, AdjustedTarget, CappedTargetWarning, adjust_target
-from csvm_stats.exceptions import DataError
+from csvm_stats.exceptions import DataError, warn_at_caller
 from csvm_stats.optimization.kernels import KERNELS, Kernel, resolve_kernel
 from csvm_stats.probability.venn_abers import VennAbers
 
@@ -277,13 +277,12 @@ class EBB(ClassifierMixin, BaseEstimator):
         if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float, np.number)) or not self.eps >= 0:
             raise DataError(f"eps must be a number >= 0 (inf keeps every theta), got {self.eps!r}.")
         if self.eps == 0 and self.reliability == "auc":
-            warnings.warn(
+            warn_at_caller(
                 "reliability='auc' with eps=0 keeps only the theta with the best out-of-bag AUC, "
                 "which ignores the intercept: it is often a tiny C whose scores put nearly "
                 "every point on one side of 0, so the probabilities collapse to 0 or 1. Use eps > 0 (the default "
                 "keeps every theta) or reliability='accuracy'.",
                 UserWarning,
-                stacklevel=3,
             )
         if not (isinstance(self.kernel, Kernel) or callable(self.kernel) or self.kernel in KERNELS):
             raise DataError(f"kernel must be one of {KERNELS} or a callable, got {self.kernel!r}.")
@@ -404,12 +403,11 @@ class EBB(ClassifierMixin, BaseEstimator):
         counts = [{k: t.count for k, t in row.items()} for row in targets]
         self.n_capped_ = sum(any(t.capped for t in row.values()) for row in targets)
         if self.n_capped_:
-            warnings.warn(
+            warn_at_caller(
                 f"in {self.n_capped_} of {len(S)} bootstrap samples the {self.bound} margin at alpha={self.alpha:g} "
                 "asked for more than all anchor points of a class; the requirement was capped at all of them "
                 "(bound='none' uses the plain share).",
                 CappedTargetWarning,
-                stacklevel=3,
             )
         results = self._run(
             [delayed(fit_csvm_batch)(X, y_pm, S[rows], rows.start, kern, C_grid, self.reliability,
@@ -438,11 +436,10 @@ class EBB(ClassifierMixin, BaseEstimator):
         self.n_optimal_ = int(self.fit_records_["optimal"].sum())
         self.n_failed_ = int((~self.fit_records_["fitted"]).sum())
         if self.n_failed_:
-            warnings.warn(
+            warn_at_caller(
                 f"{self.n_failed_} of {self.n_fits_} CSVM fits produced no model (see fit_records_['status']) "
                 "and are left out of the ensemble; raise time_limit or relax the rate requirements.",
                 RuntimeWarning,
-                stacklevel=3,
             )
         return [fits for fits, _, _ in results]
 
@@ -467,12 +464,11 @@ class EBB(ClassifierMixin, BaseEstimator):
         self.reliability_matrix_ = np.vstack(rows)
         self.n_unconverged_ = sum(f.unconverged for f in batches)
         if self.n_unconverged_:
-            warnings.warn(
+            warn_at_caller(
                 f"{self.n_unconverged_} SVM fits stopped at libsvm's iteration cap ({LIBSVM_MAX_ITER}) before "
                 "converging (typical of a large C on nearly separable data) and are used as they are; "
                 "drop the largest C values from C_grid to avoid them.",
                 ConvergenceWarning,
-                stacklevel=3,
             )
 
     def _weights(self) -> None:

@@ -61,7 +61,6 @@ statements. Fits run through joblib; the halves are drawn from
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -71,7 +70,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from csvm_stats.exceptions import CSVMError, DataError
+from csvm_stats.exceptions import CSVMError, DataError, warn_at_caller
 from csvm_stats.optimization.engine import fit_csvm
 from csvm_stats.optimization.solvers import SolverOptions
 from csvm_stats.preprocessing.design import Standardizer
@@ -599,10 +598,10 @@ def stability_selection(
             "of half the anchor points, admit no classifier): lower the rate target or use more anchor points."
         )
     if failed:
-        warnings.warn(
+        warn_at_caller(
             f"{failed} of {fits} half-sample fits had no solution; each counts as selecting nothing, which "
             "lowers every frequency (table['failed']).",
-            UserWarning, stacklevel=2,
+            UserWarning,
         )
     table["stable"] = table["frequency"] >= threshold
     return StabilitySelection(model.penalty, fit.engine_fit.C, q, float(threshold), n_pairs, table, fit, path)

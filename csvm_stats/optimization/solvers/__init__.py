@@ -17,12 +17,11 @@ naming it. New backends are added to ``_BACKENDS`` (and ``SOLVERS``).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 
-from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError
+from csvm_stats.exceptions import LicenseLimitError, SolverUnavailableError, warn_at_caller
 from csvm_stats.optimization.problem import MIQP
 from csvm_stats.optimization.solvers.base import (
     UNRESOLVED_END, Backend, Solution, SolveRecord, SolverOptions, Status,
@@ -196,11 +195,10 @@ def solve(problem: MIQP, solver: str = "auto", options: SolverOptions | None = N
             spent = record.cpu_time if options.clock == "cpu" else record.wall_time
             options = replace(options, time_limit=max(options.time_limit - spent, 0.0))
         failed.append(name)
-        warnings.warn(
+        warn_at_caller(
             f"solver='auto': the {_LABELS.get(name, name)} backend failed ({reason}). "
             f"Falling back to {_LABELS.get(fallback, fallback)} for this model.",
             SolverFallbackWarning,
-            stacklevel=2,
         )
     name, why = chain[-1]
     return _chosen(_raise_if_interrupted(get_backend(name).solve(problem, options)), name, why, failed)
