@@ -71,3 +71,26 @@ def test_fits_in_threads_give_the_decision_values_of_serial_fits(kernel):
         threaded = list(pool.map(lambda seed: _decision(frame, seed, kernel), seeds))
     for a, b in zip(serial, threaded, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_a_column_constant_up_to_rounding_at_1e300_ends_within_the_time_limit(standardize):
+    """Review r11 F1: x = 1e300 + noise * 1e285 is constant within rounding; standardising kept residuals of
+    1e285 (squares overflow) and bnb's relaxation loop retried a stalled SMO forever, past time_limit and
+    Ctrl-C. A constant column is now divided by its magnitude, and a stalled relaxation ends with its bound."""
+    import time
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, 0)
+    X[:, 0] = 1e300 + X[:, 0] * 1e285
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CSVM(y, X, tpr_min=0.8, bound="binomial", standardize=standardize).fit(
+            random_state=0, time_limit=5, clock="cpu")
+    charged = time.process_time() - start - res.solver.compile_cpu_time
+    assert charged <= 5 * 1.1 + 1
+    assert np.isfinite(res.decision_function()).all()
+    if standardize:
+        assert res.solver.status.value == "optimal"

@@ -70,7 +70,7 @@ class FoldPreprocessor:
     one 0/1 dummy per category except the first (the categories come from the
     column's dtype, so every fold has the same columns). Finally every column
     is standardised with the training mean and population SD (a column
-    constant on the training part keeps scale 1). Text columns that are not
+    constant on the training part is divided by its magnitude, see Standardizer). Text columns that are not
     Categorical are refused.
     """
 

@@ -335,7 +335,10 @@ def check_magnitudes(X: np.ndarray, names: Sequence[str] | None = None) -> None:
 
 @dataclass(frozen=True)
 class Standardizer:
-    """Column centring and scaling ``(x - mean) / scale``; constant columns keep scale 1."""
+    """Column centring and scaling ``(x - mean) / scale``; a constant column is divided by its largest magnitude
+    (1 for a column of zeros), so what rounding leaves of it after centring is of order 1e-16 in any unit (a
+    column of 1e300 with noise in its last digits would otherwise keep residuals of 1e285, whose squares
+    overflow)."""
 
     mean: np.ndarray
     scale: np.ndarray
@@ -348,7 +351,8 @@ class Standardizer:
         """
         check_magnitudes(X)
         mean, sd, constant = column_moments(X)
-        return cls(mean, np.where(constant, 1.0, sd))
+        magnitude = np.max(np.abs(X), axis=0) if X.shape[0] else np.ones(X.shape[1])
+        return cls(mean, np.where(constant, np.where(magnitude > 0, magnitude, 1.0), sd))
 
     @classmethod
     def identity(cls, p: int) -> Standardizer:

@@ -205,18 +205,21 @@ class _Search(_PrimalHeuristics):
             alpha = sol.alpha
             if sol.converged or sol.bound >= stop_value:
                 break
-            if sol.steps < self.chunk:  # stopped at stop_value by the solver's running value, short of the bound
-                stop_value = math.inf
+            if self.elapsed() >= self.options.time_limit:  # read on every pass: the limit, and Ctrl-C's flag
+                break
+            if sol.steps < self.chunk:  # the solver stopped short of its chunk without converging
+                if math.isinf(stop_value):  # not at stop_value: it cannot move (non-finite data); keep its bound
+                    break
+                stop_value = math.inf  # stopped at stop_value by its running value, short of the bound: go on
                 continue
             if not checked:  # a dual that keeps growing: is the forced set separable at all?
                 if not self._separable(idx):
                     return None
                 checked = True
-            if self.elapsed() >= self.options.time_limit:
-                break
         margins = self.y_j[idx] * (self.phi_j[idx] @ sol.w + sol.b)
         met = sol.converged and (margins.size == 0 or margins.min() >= 1.0 - CAP_TOL)
-        return _Relaxation(sol.w, sol.b, sol.bound, met, alpha, tol)
+        bound = sol.bound if math.isfinite(sol.bound) else -math.inf  # a dual value lost to overflow bounds nothing
+        return _Relaxation(sol.w, sol.b, bound, met, alpha, tol)
 
     def _separable(self, idx: np.ndarray) -> bool:
         """LP: is there (w, b) with y_j (w'phi_j + b) >= 1 for every j in idx?"""
