@@ -19,6 +19,7 @@ import pandas as pd
 
 from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.inference.certification import level_percent
+from csvm_stats.models.results_base import GUARANTEE_HOLDOUT_TEXT
 from csvm_stats.multiclass.certification import GuaranteeShift
 from csvm_stats.multiclass.probability import MulticlassCalibration
 from csvm_stats.optimization.solvers.base import SolveRecord
@@ -132,7 +133,7 @@ def _samples(res: MulticlassSummarySource) -> dict[str, str]:
         counts = np.bincount(y[idx], minlength=len(res.classes))
         return f"{idx.size} rows (" + ", ".join(f"{c!r}: {n}" for c, n in zip(res.classes, counts)) + ")"
 
-    return samples_section(res.split, describe)
+    return samples_section(res.split, describe, None if res.shift is None else GUARANTEE_HOLDOUT_TEXT["multiclass"])
 
 
 def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
@@ -264,7 +265,8 @@ def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = Tru
     summary = Summary("Multiclass Constrained SVM (CSVM) Results")
     summary.add_df(_model_table(res, detail), header=False, align="l", caption="Model and data")
     summary.add_paragraphs("Samples", _samples(res))
-    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail), header=False, align="l",
+    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail,
+                                screening=getattr(res.engine_fit, "screening", None)), header=False, align="l",
                    caption="Solver")
     summary.add_paragraphs("Requirements", _requirements_section(res))
     summary.add_df(_recall_table(res, detail),

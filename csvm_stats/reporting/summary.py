@@ -30,6 +30,7 @@ from csvm_stats.inference.certification import (
 )
 from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.models.fitstate import ModelSpec
+from csvm_stats.models.results_base import GUARANTEE_HOLDOUT_TEXT
 from csvm_stats.optimization.engine import CSVMFit
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
@@ -152,7 +153,7 @@ def _probability_rows(res: SummarySource, detail: bool) -> dict[str, str]:
     recalibration = calibration.recalibration_line()
     return {
         "Probabilities": calibration.describe(),
-        **({"Recalibration": recalibration} if recalibration else {}),
+        **({"Recalibration": recalibration} if recalibration and detail else {}),
         "Rule as probability": calibration.rule_line(repr(res.model.coding.positive)),
         **(ensembles if detail else {}),
     }
@@ -164,7 +165,11 @@ def _samples(res: SummarySource) -> dict[str, str]:
     def describe(idx: np.ndarray) -> str:
         return f"{idx.size} rows ({int(np.sum(y[idx] > 0))} {coding.positive!r}, {int(np.sum(y[idx] < 0))} {coding.negative!r})"
 
-    return samples_section(res.split, describe)
+    umbrella = res.umbrella
+    role = None if umbrella is None else GUARANTEE_HOLDOUT_TEXT["binary"].format(
+        units=f"{RATE_UNITS[umbrella.rate]} ({(coding.positive if umbrella.rate == 'tpr' else coding.negative)!r})",
+        rate=RATE_NAMES_LOWER[umbrella.rate])
+    return samples_section(res.split, describe, role)
 
 
 # ---------------------------------------------------------------------- rates
@@ -328,7 +333,8 @@ def build_summary(
     summary = Summary(title)
     summary.add_df(_model_table(res, detail), header=False, align="l", caption="Model and data")
     summary.add_paragraphs("Samples", _samples(res))
-    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail), header=False, align="l",
+    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail,
+                                screening=getattr(res.engine_fit, "screening", None)), header=False, align="l",
                    caption="Solver")
     summary.add_paragraphs("Requirements", _requirements_section(res))
     summary.add_df(_rate_table(res, detail),
