@@ -79,6 +79,10 @@ class MulticlassSummarySource(Protocol):
     @property
     def predictive_values(self) -> pd.DataFrame: ...
     @property
+    def overall_rates(self) -> pd.DataFrame: ...
+    @property
+    def overall_statements(self) -> pd.Series: ...
+    @property
     def guarantee_cost(self) -> pd.DataFrame | None: ...
     @property
     def warnings(self) -> list[str]: ...
@@ -163,6 +167,23 @@ def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def _overall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
+    """Accuracy and balanced accuracy: requirement sample (in-sample), held-out, and the held-out interval."""
+    level = level_percent(res.model.alpha)
+    rows = {}
+    for name, r in res.overall_rates.iterrows():
+        row = {
+            "requirement sample": count_text(r["anchor_correct"], r["anchor_n"], r["anchor_rate"]),
+            "held-out": count_text(r["heldout_correct"], r["heldout_n"], r["heldout_rate"]),
+            f"lower {level}": lower_text(r["lower"]),
+            f"upper {level}": upper_text(r["upper"]),
+        }
+        if detail or pd.isna(r["lower"]):
+            row["method"] = r["method"]
+        rows[str(name).capitalize()] = row
+    return pd.DataFrame.from_dict(rows, orient="index").fillna("")
+
+
 def _requirements_section(res: MulticlassSummarySource) -> dict[str, str]:
     if not res.model.recall_min:
         return {"None": "nothing was required of this fit, so there is nothing to certify; the held-out bounds "
@@ -220,7 +241,12 @@ def _notes(res: MulticlassSummarySource, detail: bool) -> list[str]:
             + ("" if res.shift is None else f" ({level_percent(res.shift.alpha_each)} for the guaranteed classes)")
             + "; the joint statement holds for its classes at once. Each class's precision (PPV, the share "
             "of its calls that are right) gets an exact two-sided interval; unlike the recall it depends on the "
-            "class mix, here the held-out sample's (the split keeps the data's)."
+            "class mix, here the held-out sample's (the split keeps the data's), as does the accuracy (exact "
+            "two-sided interval). The balanced accuracy is the mean of the recalls; its interval is the mean of "
+            f"the classes' exact two-sided recall intervals at {level_percent(res.model.alpha / len(res.classes))} "
+            "each."
+            + ("" if res.shift is None else " In guarantee mode the held-out rows of the guaranteed classes set "
+               "the offsets, so the precision, accuracy and balanced accuracy get no interval.")
         )
     notes.append(
         "The requirement-sample recalls are in-sample: the rule was chosen to meet the requirements there, so "
@@ -271,8 +297,13 @@ def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = Tru
     summary.add_paragraphs("Requirements", _requirements_section(res))
     summary.add_df(_recall_table(res, detail),
                    caption="Recall per class (held-out = evidence, requirement sample = in-sample)")
+    if res.split.holdout.size:
+        summary.add_df(_overall_table(res, detail),
+                       caption="Accuracy over all classes (held-out = evidence, requirement sample = in-sample)")
     statements = {str(label): str(text) for label, text in res.statements.items()}
     statements["Joint"] = res.joint_statement
+    if res.split.holdout.size:
+        statements.update({str(rate).capitalize(): str(text) for rate, text in res.overall_statements.items()})
     summary.add_paragraphs("Confidence statements", statements)
     if res.split.holdout.size:
         summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class, columns: predicted)")
