@@ -167,16 +167,16 @@ def test_recalibration_only_in_the_detail_view_and_no_bare_zero_or_one_probabili
     text = " ".join(res.summary(timing=False).as_text().split())
     detail = " ".join(res.summary(timing=False, detail=True).as_text().split())
     assert "Recalibration" not in text and "Recalibration beta calibration of the score" in detail
-    # the largest fitted P of a 'case' call is 1 - 1e-5 or so: printed "> 0.999", never "1" (reads as certainty)
-    assert "'case' points with P from 0.184 to > 0.999" in text
+    # the largest fitted P of a 'case' call is 1 - 1e-5 or so: printed ">0.999", never "1" (reads as certainty)
+    assert "'case' points with P from 0.184 to >0.999" in text
     assert not re.search(r"P from (0|1) |to (0|1) ", text)
 
 
 def test_probability_text_never_prints_a_bare_zero_or_one():
     from csvm_stats.probability.fit_calibration import probability_text
 
-    assert probability_text(7e-13) == "< 0.001" and probability_text(0.0) == "< 0.001"
-    assert probability_text(0.99995) == "> 0.999" and probability_text(1.0) == "> 0.999"
+    assert probability_text(7e-13) == "<0.001" and probability_text(0.0) == "<0.001"
+    assert probability_text(0.99995) == ">0.999" and probability_text(1.0) == ">0.999"
     assert probability_text(0.312) == "0.312" and probability_text(0.001) == "0.001"
 
 

@@ -285,17 +285,18 @@ class Calibration:
         )
 
 
-#: Probabilities closer than this to 0 or 1 are printed as "< 0.001" / "> 0.999" (a printed 0 or 1 reads as certainty).
+#: Probabilities closer than this to 0 or 1 are printed as "<0.001" / ">0.999" (a printed 0 or 1 reads as certainty).
 PROBABILITY_FLOOR = 0.001
 
 
 def probability_text(p: float) -> str:
-    """A probability in a sentence: 3 significant digits, "< 0.001" or "> 0.999" near 0 and 1 (never a bare 0 or 1:
-    a fitted probability of exactly 0 or 1 is a floating-point underflow, not a certainty)."""
+    """A probability in a sentence: 3 significant digits, "<0.001" or ">0.999" near 0 and 1 (never a bare 0 or 1:
+    a fitted probability of exactly 0 or 1 is a floating-point underflow, not a certainty). No space after the
+    sign, so that a wrapped line never separates it from its number."""
     if p < PROBABILITY_FLOOR:
-        return f"< {PROBABILITY_FLOOR:g}"
+        return f"<{PROBABILITY_FLOOR:g}"
     if p > 1.0 - PROBABILITY_FLOOR:
-        return f"> {1.0 - PROBABILITY_FLOOR:g}"
+        return f">{1.0 - PROBABILITY_FLOOR:g}"
     return f"{p:.3g}"
 
 
