@@ -4,6 +4,8 @@ Sections as for two classes (:mod:`csvm_stats.reporting.summary`): model and
 data, one line per sample, the solver in plain words, each requirement's
 verdict (certified on the held-out sample or not), the recall of every
 class (requirement sample in-sample, held-out with its exact lower bound),
+the accuracy and balanced accuracy over all classes with their exact held-out
+intervals (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`),
 the confidence statements, the held-out confusion matrix, and the
 coefficients per class (a gene list's selected features only, with its
 screening note); caveats as footer notes. ``detail=True`` adds the anchor

@@ -6,10 +6,11 @@ fills it for a two-class fit in the words of clinical reports (caret's
 ``confusionMatrix``, epiR's ``epi.tests``): the requirements and whether the
 held-out sample certifies them, one line per sample saying what it is for,
 sensitivity, specificity, accuracy, balanced accuracy, PPV and NPV with
-exact (Clopper-Pearson) intervals, the solver in plain words. The detail
-view (``detail=True``) adds the internal terms: the anchor counts and
-margin, the Bonferroni-joint bounds, the solver's formulation, objective and
-nodes, the kernel solution's ranks. Built with ``timing=False`` the report
+exact (Clopper-Pearson) intervals, the solver in plain words (proven optimal
+or not, the time limit and the time taken). The detail view (``detail=True``)
+adds the internal terms: the anchor counts and margin, the Bonferroni-joint
+bounds, the solver's name, clock option, own times, formulation, objective
+and nodes, the probability model's recalibration, the kernel solution's ranks. Built with ``timing=False`` the report
 contains nothing that changes between identical fits (no times, no node
 count), so its text can be compared with a stored golden copy.
 """
