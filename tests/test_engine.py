@@ -262,7 +262,7 @@ def test_auto_falls_back_to_scip_on_any_backend_failure_with_a_warning(wisconsin
     monkeypatch.setattr(solvers, "gurobi_usable", lambda: True)
     monkeypatch.setattr(solvers.GurobiBackend, "solve", fail)
     monkeypatch.setattr(solvers.BnbBackend, "solve", fail)
-    monkeypatch.setattr(solvers, "_size_limited_licence", [])
+    monkeypatch.setattr(solvers, "size_limited_licence", lambda: False)
     Xi, yi, Xj, yj = small_problem(wisconsin, seed=10)
     with pytest.warns(SolverFallbackWarning) as caught:
         fit = fit_csvm(Xi, yi, Xj, yj, min_counts={"tpr": 10}, solver="auto")
@@ -443,7 +443,7 @@ def test_auto_skips_gurobi_outer_approximation_for_cardinality_forms(wisconsin, 
     pairs = np.column_stack([np.arange(n_features), np.arange(n_features)])  # only their number matters here
     cardinality = dataclasses.replace(miqp, perspective=pairs, csvm=None)
     monkeypatch.setattr(solvers, "gurobi_usable", lambda: True)
-    monkeypatch.setattr(solvers, "_size_limited_licence", [True] if limited else [])
+    monkeypatch.setattr(solvers, "size_limited_licence", lambda: limited)
     chain = solvers._auto_chain(cardinality)
     assert ("gurobi" in [name for name, _ in chain]) is gurobi_tried
     assert chain[-1][0] == "scip"
@@ -472,3 +472,26 @@ def test_search_end_names_every_way_a_search_stops(status, found, unresolved, ga
                "unconverged": UNCONVERGED_END}
     assert search_end(status, found, unresolved, gap_open, "no rule meets the counts") == (
         expected[0], reasons[expected[1]])
+
+
+@needs_gurobi
+def test_auto_knows_a_size_limited_licence_before_any_solve_and_does_not_warn():
+    """Review r10 F-auto-gurobi: the L1 ranking of max_features screening (4680 variables) tried Gurobi's pip
+    licence and warned in every new process; the licence is now probed once per process (a 2001-variable empty
+    model) and such a model goes straight to HiGHS."""
+    import warnings
+
+    from csvm_stats import CSVM
+    from csvm_stats.optimization.solvers.gurobi import GurobiBackend
+
+    limited = GurobiBackend().size_limited(solvers.SIZE_LIMITED_LINEAR + 1)
+    assert solvers.size_limited_licence() is (limited or bool(solvers._size_limited_licence))
+    if not limited:
+        pytest.skip("this Gurobi licence is not size-limited")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2400))
+    y = np.where(X[:, 0] + rng.normal(size=60) > 0, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverFallbackWarning)
+        res = CSVM(y, X, tpr_min=0.6, bound="none", penalty="l1").fit(random_state=0, time_limit=60)
+    assert res.solver.backend == "highs"

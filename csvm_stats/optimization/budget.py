@@ -16,6 +16,9 @@ a shared machine does not shorten the search). Each phase reads it:
   and the time limit are seen within a fraction of a second; an abandoned
   call finishes in the background (its CPU time still counts for the
   process, and Python waits for it before exiting) and its result is dropped;
+- numba's compilation of the kernels on their first use after an install is
+  not charged (:mod:`~csvm_stats.optimization.jit_clock`; the record keeps
+  its seconds, ``compile_wall_time`` and ``compile_cpu_time``);
 - the solver gets what the earlier phases left (:meth:`FitBudget.solver_options`), less a
   reserve for its last round between two clock reads and the work after it: the
   CPU those cost (measured on the warm start's rounds, :class:`StepCost`) times
@@ -42,6 +45,7 @@ from typing import TypeVar
 
 from csvm_stats.exceptions import NoSolutionError
 from csvm_stats.optimization.blas import one_blas_thread
+from csvm_stats.optimization.jit_clock import compile_seconds, compile_seconds_on
 
 CLOCKS: tuple[str, ...] = ("wall", "cpu")
 T = TypeVar("T")
@@ -51,10 +55,13 @@ WAIT_SLICE = 0.05  # seconds the fit waits on a worker thread between two looks 
 
 
 def clock_reader(clock: str) -> Callable[[], float]:
-    """The function that reads ``clock`` (``"wall"``: ``time.perf_counter``; ``"cpu"``: ``time.process_time``)."""
+    """The function that reads ``clock`` for time limits: ``time.perf_counter`` (``"wall"``) or
+    ``time.process_time`` (``"cpu"``) less the seconds numba has spent compiling kernels on that clock
+    (:mod:`~csvm_stats.optimization.jit_clock`: a first use's compilation is not charged to any limit)."""
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}.")
-    return time.process_time if clock == "cpu" else time.perf_counter
+    raw = time.process_time if clock == "cpu" else time.perf_counter
+    return lambda: raw() - compile_seconds_on(clock)
 
 
 class Deadline:
@@ -118,6 +125,7 @@ class FitBudget:
         self.read = clock_reader(clock)
         self.time_limit, self.clock = float(time_limit), clock
         self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        self.compile0 = compile_seconds()
         self.started = self.read()
         self.phase = "set-up"
         self.limit_phase = ""  # the phase in which the limit ran out ("": not yet)
@@ -156,8 +164,8 @@ class FitBudget:
         second), 1 on the CPU clock."""
         if self.clock == "cpu":
             return 1.0
-        wall, cpu = self.times()
-        return max(1.0, wall / cpu) if cpu > 0 else 1.0
+        wall, cpu = (spent - (now - then) for spent, now, then in zip(self.times(), compile_seconds(), self.compile0))
+        return max(1.0, wall / cpu) if cpu > 0 else 1.0  # numba's compilation left out, as from the limit
 
     def part(self, share: float) -> FitBudget:
         """A budget of ``share`` of what is left, started now, on the same clock."""
@@ -191,14 +199,17 @@ class FitBudget:
             self.phase_times[phase] = (wall + time.perf_counter() - wall0, cpu + time.process_time() - cpu0)
 
     def stamp(self, record: Stamped) -> Stamped:
-        """``record`` with the whole fit's times, the limit, its clock, the phase in which it ran out and the wall
-        and CPU seconds of every phase so far (``phase_times``: a nested phase's time also counts for the phase
+        """``record`` with the whole fit's times (and the part of them numba spent compiling, not charged to the
+        limit), the limit, its clock, the phase in which it ran out and the wall and CPU seconds of every phase so
+        far (``phase_times``: a nested phase's time also counts for the phase
         around it)."""
         self.expired()
         wall, cpu = self.times()
+        compile_wall, compile_cpu = (now - then for now, then in zip(compile_seconds(), self.compile0))
         phases = tuple((name, round(w, 6), round(c, 6)) for name, (w, c) in self.phase_times.items())
         return replace(record, clock=self.clock, time_limit=self.time_limit, fit_wall_time=wall, fit_cpu_time=cpu,
-                       limit_phase=self.limit_phase, phase_times=phases)
+                       compile_wall_time=compile_wall, compile_cpu_time=compile_cpu, limit_phase=self.limit_phase,
+                       phase_times=phases)
 
     def call(self, func: Callable[..., T], *args, what: str, deadline: Deadline | None = None) -> T | object:
         """``func(*args)`` in a worker thread, waited for in slices of WAIT_SLICE seconds.

@@ -84,6 +84,21 @@ def gurobi_usable() -> bool:
     return GurobiBackend().available()
 
 
+@cache
+def _licence_probed_size_limited() -> bool:
+    """Whether Gurobi's licence refuses a linear model beyond SIZE_LIMITED_LINEAR variables (probed once per
+    process, so that ``"auto"`` skips Gurobi for such models without a failed solve and a warning)."""
+    try:
+        return GurobiBackend().size_limited(SIZE_LIMITED_LINEAR + 1)
+    except Exception:  # noqa: BLE001 - a probe that fails says nothing; a real solve's error is still caught
+        return False
+
+
+def size_limited_licence() -> bool:
+    """Whether this process's Gurobi licence is size-limited: probed, or a licence error seen in a solve."""
+    return bool(_size_limited_licence) or (gurobi_usable() and _licence_probed_size_limited())
+
+
 def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     """The backends ``"auto"`` tries, in order, each with the reason; the last is always SCIP.
 
@@ -121,13 +136,14 @@ def _auto_chain(problem: MIQP) -> list[tuple[str, str]]:
     optimum and returned the same genes in every measured fit, and bnb took
     more CPU time in most of them, so HiGHS stays; ``solver="bnb"`` takes the form on request.
     """
-    too_big = _size_limited_licence and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
+    limited = size_limited_licence()
+    too_big = limited and max(problem.n_vars, problem.n_rows) > SIZE_LIMITED_LINEAR
     # Without binaries the outer approximation is a cutting-plane loop over LPs,
     # slow to high accuracy (measured: 28 s against SCIP's 0.4 s on Wisconsin);
     # such a problem goes to Gurobi only when its MIQP fits the pip licence.
     continuous_and_large = problem.binary.size == 0 and problem.n_vars > SIZE_LIMITED_QUADRATIC
     cones = 0 if problem.perspective is None else len(problem.perspective)  # Gurobi's MIQP adds a t per pair
-    cones_too_many = bool(_size_limited_licence) and problem.n_vars + cones > SIZE_LIMITED_QUADRATIC
+    cones_too_many = limited and problem.n_vars + cones > SIZE_LIMITED_QUADRATIC
     cardinality_by_oa = cones > 0 and (outer_approximation_first(problem) or cones_too_many)
     chain = []
     if problem.csvm is not None:

@@ -117,7 +117,9 @@ class SolveRecord:
     the whole fit (``fit_wall_time``, ``fit_cpu_time``: feature map, warm
     start, set-up, search, certification) and ``limit_phase``, the phase in
     which the limit ran out (``""``: it did not), and ``phase_times``, the wall
-    and CPU seconds of each phase. :attr:`outcome` says in
+    and CPU seconds of each phase. ``compile_wall_time`` and ``compile_cpu_time``
+    are the part of the fit's times numba spent compiling kernels on their first
+    use, which the limit does not charge (:mod:`csvm_stats.optimization.jit_clock`). :attr:`outcome` says in
     words what happened.
     """
 
@@ -142,6 +144,8 @@ class SolveRecord:
     time_limit: float = math.nan  # the whole fit's limit, seconds on that clock
     fit_wall_time: float = math.nan  # wall seconds of the whole fit
     fit_cpu_time: float = math.nan  # CPU seconds of the whole fit (this process, every thread)
+    compile_wall_time: float = 0.0  # wall seconds of the fit that numba spent compiling (not charged to the limit)
+    compile_cpu_time: float = 0.0  # CPU seconds of the same
     limit_phase: str = ""  # the phase of the fit in which the time limit ran out ("": it did not)
     phase_times: tuple[tuple[str, float, float], ...] = ()  # (phase, wall s, CPU s) of every phase of the fit
 

@@ -171,7 +171,7 @@ class _Search(_PrimalHeuristics):
         """
         if self.interrupted:
             raise KeyboardInterrupt
-        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+        return self.watch.charged(self.options.clock)
 
     # ---------------------------------------------------------------- bounds
     def prune_level(self) -> float:

@@ -41,7 +41,7 @@ class LPSearchClock:
         """Seconds on the limit's clock; raises ``KeyboardInterrupt`` after Ctrl-C."""
         if self.interrupted:
             raise KeyboardInterrupt
-        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+        return self.watch.charged(self.options.clock)
 
     def out_of_time(self) -> bool:
         return self.elapsed() >= self.options.time_limit

@@ -114,7 +114,7 @@ class _Search:
     def elapsed(self) -> float:
         if self.interrupted:
             raise KeyboardInterrupt
-        return self.watch.elapsed()[1 if self.options.clock == "cpu" else 0]
+        return self.watch.charged(self.options.clock)
 
     def prune_level(self) -> float:
         if self.best is None:

@@ -97,6 +97,23 @@ class GurobiBackend:
             return False
         return True
 
+    def size_limited(self, n_vars: int) -> bool:
+        """Whether the licence refuses a model of ``n_vars`` variables (the pip licence: errno LICENSE_ERRNO
+        at ``optimize()`` beyond 2000), probed on an empty model of that size (about 0.1 s)."""
+        gp = _import_gurobi()
+        with gp.Env(empty=True) as env:
+            env.setParam("OutputFlag", 0)
+            env.start()
+            with gp.Model(env=env) as model:
+                model.addVars(n_vars)
+                try:
+                    model.optimize()
+                except gp.GurobiError as err:
+                    if err.errno == LICENSE_ERRNO:
+                        return True
+                    raise
+        return False
+
     def version(self) -> str:
         gp = _import_gurobi()
         return "Gurobi {}.{}.{}".format(*gp.gurobi.version())
