@@ -94,6 +94,45 @@ numpydoc_validation_exclude = {
     *(f"^{name.replace('.', chr(92) + '.')}$" for name in DOCSTRINGS_CHECKED_ELSEWHERE),
 }
 
+# Every Python cross-reference must resolve (a reference Sphinx cannot resolve is otherwise shown
+# as plain code without a word; review r10 F-xref): with -W an unresolved one fails the build.
+# The names below have no page on purpose; a reference to them renders as code, not a link.
+nitpicky = True
+nitpick_ignore = [
+    # The summary object every summary() returns: statsmodels' summary2.Summary with captioned tables
+    # (csvm_stats/reporting/document.py); statsmodels has no intersphinx inventory here, and the
+    # summary() pages say what the object offers (as_text, as_html, as_latex, tables).
+    ("py:class", "csvm_stats.reporting.summary.Summary"),
+    # Module constants named in docstrings (limits, exit codes, registries) have no page; the
+    # docstring that names one gives its value or meaning.
+    ("py:data", "CLASS_ORDER"),  # csvm_stats/data/datasets.py
+    ("py:data", "EXIT_CODES"),  # csvm_stats/interfaces/cli.py
+    ("py:data", "MAX_JSON_DEPTH"),  # csvm_stats/interfaces/model_format.py
+    ("py:data", "MAX_JSON_KEYS"),  # csvm_stats/interfaces/model_format.py
+    ("py:data", "csvm_stats.preprocessing.formula_grammar.MAX_TERMS"),  # csvm_stats/exceptions.py
+    ("py:data", "csvm_stats.models.learners.LEARNERS"),  # csvm_stats/models/routes.py
+    # csvm_stats/models/np_base.py (another developer's file in review r10): NPResultsBase's `classes`
+    # attribute is described in its docstring, not an attribute page.
+    ("py:attr", "classes"),
+    # csvm_stats/optimization/engine.py (another developer's file in review r10): fit_csvm's docstring
+    # names internals without a page, and its Raises section gives the exceptions by their short
+    # names, which do not resolve from csvm_stats.fit_csvm's page (they are documented as
+    # csvm_stats.exceptions.<Name>; the docstring should say so when engine.py is next edited).
+    ("py:class", "DataError"),
+    ("py:class", "InfeasibleConstraintsError"),
+    ("py:class", "NoSolutionError"),
+    ("py:class", "SolverError"),
+    ("py:class", "csvm_stats.optimization.budget.FitBudget"),
+    ("py:meth", "csvm_stats.optimization.budget.FitBudget.solver_options"),
+    ("py:func", "csvm_stats.optimization.warmstart.joint_count_start"),
+    ("py:func", "csvm_stats.inference.bounds.adjust_target"),
+]
+nitpick_ignore_regex = [
+    # The site documents public names, not modules: a docstring's :mod:`csvm_stats.optimization.budget`
+    # points the reader at the source file.
+    ("py:mod", r"(csvm_stats|r_bridge)(\..+)?"),
+]
+
 # --- executed pages (myst-nb) ----------------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
 myst_heading_anchors = 3

@@ -206,3 +206,18 @@ def test_a_text_predictor_whose_baseline_r_would_not_take_warns_and_a_categorica
         CSVM.from_formula("y ~ x + g", frame.assign(g=pd.Categorical(frame["g"], ["a", "B", "c"])), tpr_min=0.6,
                           bound="none")
         CSVM.from_formula("y ~ x + g", frame.assign(g=frame["g"].str.lower()), tpr_min=0.6, bound="none")
+
+
+def test_many_numbers_and_a_few_words_in_a_text_column_warn_that_a_word_may_mark_missing_values():
+    """Review r10 F-safety-text: 197 numbers and 'unknown' became a 198-level factor without a word."""
+    from csvm_stats.preprocessing.dtypes import check_numbers_as_text
+
+    numbers = [f"{v:.1f}" for v in np.linspace(1, 50, 197)]
+    with pytest.warns(UserWarning, match=r"197 numbers and \['unknown'\].*factor with 198 levels.*pd.to_numeric"):
+        check_numbers_as_text(pd.Series(numbers + ["unknown"] * 3), "dose")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_numbers_as_text(pd.Series(["1", "2", "3a", "unknown", "4+"]), "stage")  # a factor
+        check_numbers_as_text(pd.Series(numbers[:30] + [f"w{i}" for i in range(10)]), "mixed")  # words > 1 in 4
+    with pytest.raises(DataError, match="one level per number"):
+        check_numbers_as_text(pd.Series(numbers + ["?"]), "dose")  # a missing-value code: refused as before

@@ -224,12 +224,16 @@ def guarantee_rank(n: int, rate: str, target: float, alpha: float) -> int:
 def umbrella_intercept(
     scores: np.ndarray, y: np.ndarray, rate: str, target: float, alpha: float, *, tolerance: float = 0.0
 ) -> UmbrellaIntercept:
-    r"""Intercept b making ``P(rate of sign(scores + b) >= target) >= 1 - alpha``.
+    r"""Intercept b making ``P(rate of sign(scores + b) >= target) >= 1 - alpha``: guarantee mode's rule.
 
-    ``scores`` are the held-out values of :math:`w^\top\phi(x)` computed
+    The order-statistic (umbrella) rule: the threshold is the r-th smallest
+    held-out score of the class, r the largest rank with
+    ``P(Bin(n, 1 - target) < r) <= alpha`` (``guarantee_rank``), so the
+    guarantee holds exactly for any distribution of the scores
+    (:doc:`/user_guide/guarantee`). ``scores`` are the held-out values of :math:`w^\top\phi(x)` computed
     directly (never as a decision value minus an intercept, which can move a
     score by a rounding error), ``tolerance`` their tie tolerance
-    (:func:`linear_scores`). TPR: with :math:`t = s_{(r)}` the r-th smallest
+    (``linear_scores`` in this module). TPR: with :math:`t = s_{(r)}` the r-th smallest
     positive score, the rule classifies positive exactly the scores
     :math:`s \ge t - \text{tolerance}`: ``b = -(t - tolerance)``, and
     ``s + b >= 0`` holds exactly when ``s >= t - tolerance`` because a
@@ -239,6 +243,46 @@ def umbrella_intercept(
     the next float above ``t + tolerance``. Points tied with the threshold are
     thus counted as correct, which keeps the guarantee valid for discrete
     scores (ties only raise the guaranteed rate).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,)
+        Scores of the held-out points, :math:`w^\top\phi(x)` without the intercept.
+    y : ndarray of shape (n_samples,)
+        Their labels, +1 (positive) or -1 (negative).
+    rate : {"tpr", "tnr"}
+        The rate to guarantee: sensitivity (on the positives) or specificity (on the negatives).
+    target : float
+        The guaranteed rate :math:`p_0`, in (0, 1).
+    alpha : float
+        One minus the confidence level of the guarantee.
+    tolerance : float, default 0.0
+        Tie tolerance of the scores (``linear_scores`` in this module).
+
+    Returns
+    -------
+    UmbrellaIntercept
+        ``intercept`` (b), ``threshold``, ``rank`` r, ``n`` (held-out points of
+        the class) and ``guaranteed_correct`` (n - r + 1).
+
+    Raises
+    ------
+    csvm_stats.exceptions.DataError
+        If ``rate`` is not "tpr" or "tnr", or the held-out sample has too few
+        points of the class for the guarantee (fewer than
+        ``binomial_min_n(target, alpha)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm_stats.inference.certification import umbrella_intercept
+    >>> scores = np.arange(-50, 150) / 100
+    >>> y = np.where(np.arange(200) >= 40, 1, -1)
+    >>> u = umbrella_intercept(scores, y, "tpr", target=0.9, alpha=0.05)
+    >>> u.n, u.rank, u.threshold, u.guaranteed_correct
+    (160, 10, -0.01, 151)
+    >>> int(np.sum(scores[y == 1] + u.intercept >= 0))
+    151
     """
     mask = rate_points(y, rate) if rate in _RATE_CLASS else np.zeros(y.shape, dtype=bool)
     n = int(mask.sum())

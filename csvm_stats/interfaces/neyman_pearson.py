@@ -53,7 +53,7 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     ----------
     classes_ : the labels, sorted.
     results_ : :class:`~csvm_stats.models.np_results.BinaryNPResults` or
-        :class:`~csvm_stats.models.np_results.MulticlassNPResults` (``rates``,
+        :class:`~csvm_stats.models.np_multiclass_results.MulticlassNPResults` (``rates``,
         ``statements``, ``summary()``, ``sample_roles``).
     estimator_ : the fitted clone of ``estimator`` (fitted on class codes 0..K-1).
     n_features_in_, feature_names_in_ : as in scikit-learn.
@@ -211,7 +211,7 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         the held-out sample (cross-fitted when it is small), increasing in it,
         so the class rule is ``P >= results_.probability_threshold``, not
         ``P >= 1/2``; several classes: the route's per-class calibration
-        (:attr:`results_.calibration`).
+        (``results_.calibration``).
 
         Parameters
         ----------
@@ -266,7 +266,7 @@ class NeymanPearsonClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         ----------
         formula : str
             ``"response ~ terms"`` in the safe grammar of
-            :meth:`csvm_stats.models.model.CSVM.from_formula`.
+            :meth:`csvm_stats.CSVM.from_formula`.
         data : pandas.DataFrame
             The data.
         estimator : str, classifier or None

@@ -234,7 +234,7 @@ def results_report(results: CSVMResults) -> dict[str, Any]:
     """The report of a fit as plain values: summary text, statements, rates, coefficients, solver.
 
     Used for the saved format and for ``csvm-stats fit --format json``; a
-    registered form (:class:`FileForm`) gives its own report (the multiclass
+    registered form (``FileForm``) gives its own report (the multiclass
     fit adds its confusion matrix).
     """
     form = _form_of(results)
@@ -348,7 +348,7 @@ def _formula_fields(design: FormulaDesign) -> dict[str, Any]:
 def save_model(results: CSVMResults, path: str | Path) -> Path:
     """Write ``results`` to ``path`` in the format of the module docstring; return the path.
 
-    A fit of a registered form (:class:`FileForm`; the multiclass CSVM) is
+    A fit of a registered form (``FileForm``; the multiclass CSVM) is
     written by that form's own ``save``.
 
     Parameters
@@ -461,7 +461,7 @@ def _saved_calibration(results: CSVMResults):
 
 # ---------------------------------------------------------------------- loading
 def load_model(path: str | Path) -> SavedModel:
-    """Read a model file written by :func:`save_model`; raise :class:`ModelFileError` if it is not one.
+    """Read a model file written by :func:`~csvm_stats.interfaces.persistence.save_model`; raise :class:`~csvm_stats.interfaces.persistence.ModelFileError` if it is not one.
 
     Every failure while reading, whatever its cause (damaged ZIP data, a wrong
     CRC, a truncated or tampered file), is a :class:`ModelFileError`; a file

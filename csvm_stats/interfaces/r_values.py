@@ -48,7 +48,7 @@ MODEL_OPTIONS: dict[str, str] = {
     "max_features": "int",
     "screen": "int",
 }
-#: Options of :meth:`~csvm_stats.models.model.CSVM.fit` that R may pass.
+#: Options of :meth:`~csvm_stats.CSVM.fit` that R may pass.
 FIT_OPTIONS: dict[str, str] = {
     "solver": "str",
     "time_limit": "float",

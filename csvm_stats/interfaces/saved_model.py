@@ -52,7 +52,7 @@ class SavedModel:
         ``"held-out"`` or ``"cross-fitted"``.
     probability_model : ProbabilityModel or None
         The logistic score and its recalibration, Platt's sigmoid or beta calibration
-        (:class:`csvm_stats.probability.score_model.ProbabilityModel`) that give
+        (``csvm_stats.probability.score_model.ProbabilityModel``) that give
         the point probabilities (both routes); ``None`` in files written before
         a route used it (the Venn-Abers merge of the decision function is used then).
 
@@ -298,7 +298,7 @@ class SavedModel:
         return self.predict_proba(newdata, interval=True)
 
     def summary(self) -> str:
-        """The fit's summary as printed when it was saved (:attr:`summary_text`; ``print(saved.summary())``).
+        """The fit's summary as printed when it was saved (``summary_text``; ``print(saved.summary())``).
 
         Returns
         -------

@@ -555,7 +555,7 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         csvm_stats.reporting.summary.Summary
-            The summary of :attr:`results_`.
+            The summary of ``results_``.
 
         Raises
         ------

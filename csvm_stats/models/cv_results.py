@@ -27,7 +27,7 @@ def _row(k: int, model: str, pair: tuple[float, float], rates: Rates | None, sec
 
 @dataclass(frozen=True)
 class NestedCVResult:
-    """Per-fold results of :func:`nested_cv` and their summary.
+    """Per-fold results of :func:`~csvm_stats.models.tuning.nested_cv` and their summary.
 
     ``folds`` has one row per (outer fold, model) with the chosen C and gamma,
     the outer-test TPR, TNR and accuracy, ``seconds`` spent in the final fit

@@ -172,7 +172,7 @@ class NeymanPearson:
     @classmethod
     def from_formula(cls, formula: str, data: pd.DataFrame, estimator: Any = None, *, safe: bool = True,
                      ordered_contrasts: str = "treatment", **kwargs: Any) -> NeymanPearson:
-        """Build the route from a formula (the grammar of :meth:`csvm_stats.models.model.CSVM.from_formula`).
+        """Build the route from a formula (the grammar of :meth:`csvm_stats.CSVM.from_formula`).
 
         Parameters
         ----------
@@ -185,7 +185,7 @@ class NeymanPearson:
         safe : bool, default True
             The library's own grammar; ``False`` hands the formula to formulaic (evaluates Python).
         ordered_contrasts : str, default "treatment"
-            Coding of ordered factors, as in :meth:`~csvm_stats.models.model.CSVM.from_formula`.
+            Coding of ordered factors, as in :meth:`~csvm_stats.CSVM.from_formula`.
         **kwargs
             The requirement and options of :class:`NeymanPearson`.
 

@@ -114,7 +114,7 @@ def solver_notes(record: SolveRecord, feature_map: FeatureMap, big_m: float | No
     return notes
 
 class CSVMResults(ProbabilityResults, FitResults):
-    """A fitted CSVM. Built by :meth:`csvm_stats.models.model.CSVM.fit` from a :class:`FittedState`; read-only.
+    """A fitted CSVM. Built by :meth:`csvm_stats.CSVM.fit` from a ``FittedState``; read-only.
 
     The names shared with every model form (``confusion_matrix``,
     ``sample_roles``, ``requirements``, ``rates`` columns, the selection

@@ -1,4 +1,4 @@
-r"""Every route to a classifier under a requirement, fitted on the same split: :func:`compare_routes`.
+r"""Every route to a classifier under a requirement, fitted on the same split: :func:`~csvm_stats.compare_routes`.
 
 ``compare_routes("y ~ .", data, {"tpr_min": 0.9})`` fits, with one seed and
 so one split into training sample I, anchor sample J and held-out sample H
@@ -58,13 +58,13 @@ from csvm_stats.preprocessing.design import DEFAULT_FRACTIONS
 from csvm_stats.preprocessing.formula import build_design
 from csvm_stats.reporting.summary import Summary
 
-#: The routes :func:`compare_routes` fits by default.
+#: The routes :func:`~csvm_stats.compare_routes` fits by default.
 DEFAULT_ROUTES: tuple[str, ...] = ("csvm", "csvm-guarantee", "np-svc", "np-logistic", "np-hgb")
 CSVM_ROUTES: tuple[str, ...] = ("csvm", "csvm-guarantee")
 
 
 def route_names() -> tuple[str, ...]:
-    """Every route name :func:`compare_routes` knows."""
+    """Every route name :func:`~csvm_stats.compare_routes` knows."""
     return (*CSVM_ROUTES, *(f"np-{name}" for name in LEARNERS))
 
 
@@ -121,7 +121,7 @@ def _bound_cell(row: pd.Series) -> str:
 class RouteComparison:
     """The routes fitted on one split (module docstring); ``table``, ``results``, ``summary()``, ``plot()``.
 
-    Made by :func:`compare_routes`; ``str(comparison)`` is the summary.
+    Made by :func:`~csvm_stats.compare_routes`; ``str(comparison)`` is the summary.
 
     Parameters
     ----------
@@ -370,7 +370,7 @@ def compare_route_arrays(
     formula: Any = None,
     fit_options: Mapping[str, Any] | None = None,
 ) -> RouteComparison:
-    """:func:`compare_routes` on arrays (``endog`` labels, ``exog`` predictors).
+    """:func:`~csvm_stats.compare_routes` on arrays (``endog`` labels, ``exog`` predictors).
 
     Parameters
     ----------
@@ -381,7 +381,7 @@ def compare_route_arrays(
     requirement : mapping
         ``{"tpr_min": p}``, ``{"tnr_min": p}`` or ``{"recall_min": {label: p}}``.
     routes : sequence of str or mapping, default DEFAULT_ROUTES
-        As in :func:`compare_routes`.
+        As in :func:`~csvm_stats.compare_routes`.
     alpha : float, default 0.05
         Level of every statement.
     random_state : int or None
@@ -393,7 +393,7 @@ def compare_route_arrays(
     csvm_options : mapping or None
         Further keyword arguments of :class:`~csvm_stats.models.model.CSVM`.
     formula : FormulaDesign or None
-        The design the rows came from (set by :func:`compare_routes`), so the
+        The design the rows came from (set by :func:`~csvm_stats.compare_routes`), so the
         results predict new data through it.
     fit_options : mapping or None
         Go to the exact CSVM's ``fit`` besides ``time_limit`` (``clock``,
@@ -492,7 +492,7 @@ def compare_routes(
     ----------
     formula : str
         ``"response ~ terms"``, the safe grammar of
-        :meth:`csvm_stats.models.model.CSVM.from_formula`.
+        :meth:`csvm_stats.CSVM.from_formula`.
     data : pandas.DataFrame
         The data.
     requirement : mapping

@@ -206,14 +206,14 @@ def nested_cv_sparsity(
     solver: str = "auto",
     time_limit: float = 60.0,
 ) -> NestedCVResult:
-    r"""Nested cross-validation of a sparse CSVM whose s (or C) is chosen by :func:`choose_sparsity`'s rule.
+    r"""Nested cross-validation of a sparse CSVM whose s (or C) is chosen by :func:`~csvm_stats.models.tuning.choose_sparsity`'s rule.
 
     The training and anchor samples of ``model.fit(random_state=...)`` are
     cut into ``outer_folds`` stratified folds (the held-out sample is never
     read, so a final fit with the same ``random_state`` keeps valid held-out
     statements). For each outer fold k the value is chosen by an inner
     ``inner_folds``-fold CV on the other folds (the rule of
-    :func:`choose_sparsity`), the model refitted there with it (split 2:1
+    :func:`~csvm_stats.models.tuning.choose_sparsity`), the model refitted there with it (split 2:1
     into I and J) and its TPR, TNR and accuracy measured on fold k: an
     estimate of the rates of the whole procedure "choose s by CV, then fit".
     Returns a :class:`NestedCVResult` (protocol ``"sparse"``) with one row per

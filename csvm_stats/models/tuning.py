@@ -62,7 +62,7 @@ from the outer training part *after* that part has been used for the
 preprocessing, the inner tuning of (C, gamma) and the SVM rate that sets p0,
 so the guarantee :math:`P(\text{true rate} \ge p_0) \ge 1 - \alpha` holds only
 conditionally on those choices, not as strictly as in
-:meth:`csvm_stats.models.model.CSVM.fit`, where H is set aside first. A target of 1
+:meth:`csvm_stats.CSVM.fit`, where H is set aside first. A target of 1
 cannot be certified; such folds are recorded as failed with the reason.
 
 Every fold's preprocessing (median / mode imputation, dummies for

@@ -230,7 +230,7 @@ class MulticlassCSVM(CSVM):
         Parameters
         ----------
         k : int
-            Position of the class in :attr:`classes`.
+            Position of the class in ``classes``.
 
         Returns
         -------
@@ -292,7 +292,7 @@ class MulticlassCSVM(CSVM):
         ``random_state`` seeds the split and the solver (drawn and kept in
         ``results.random_state`` when ``None``). ``guarantee=True`` shifts the constrained classes' offsets on the
         held-out sample so that every required recall holds with probability
-        at least 1 - alpha jointly (:func:`csvm_stats.multiclass.certification.guarantee_shift`).
+        at least 1 - alpha jointly (``csvm_stats.multiclass.certification.guarantee_shift``).
         ``time_limit`` bounds the whole fit (:mod:`csvm_stats.optimization.budget`;
         the gene-list route's own steps take their time from the options),
         in wall seconds or, with ``clock="cpu"``, CPU seconds of this process;

@@ -85,7 +85,7 @@ class MulticlassSpec(Protocol):
     def design_matrix(self, newdata: Any) -> pd.DataFrame: ...
 
 class MulticlassResults(FitResults):
-    """A fitted multiclass CSVM. Built by :meth:`MulticlassCSVM.fit`; read-only.
+    """A fitted multiclass CSVM. Built by :meth:`~csvm_stats.MulticlassCSVM.fit`; read-only.
 
     The names shared with every model form (``confusion_matrix``,
     ``sample_roles``, ``requirements``, ``rates`` columns, the selection

@@ -90,9 +90,11 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
     :data:`MIN_NUMBER_LEVELS` of its distinct values read as numbers and every
     other value is a missing-value code (:data:`MISSING_CODES`). A column of
     numbers only is a factor as asked (site or ZIP codes, a file read as text),
-    with a warning when it has :data:`MANY_NUMBER_LEVELS` levels or more; a factor
-    such as "0", "1-3", "4+" or "1", "2", "3a", "unknown" stays a factor, and a
-    Categorical is never checked.
+    with a warning when it has :data:`MANY_NUMBER_LEVELS` levels or more, and so
+    is a column of that many numbers and a few other words (at most one per four
+    numbers: ``"unknown"``, ``"not done"`` may be missing-value words); a factor
+    such as "0", "1-3", "4+" or "1", "2", "3a", "unknown" stays a factor without
+    a warning, and a Categorical is never checked.
     """
     levels = pd.unique(column.dropna().astype(str))
     as_numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce").notna().to_numpy()
@@ -107,6 +109,17 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
                    "is not a number (e.g. a prefix) to keep it a factor without this warning")
             warn_at_caller(f"the data column {name!r} holds text whose {n_numbers} distinct values are all numbers: it "
                           f"is coded as a factor with {n_numbers} levels. {fix[0].upper()}{fix[1:]}.", UserWarning)
+        return
+    if n_numbers >= MANY_NUMBER_LEVELS and len(others) * 4 <= n_numbers and any(
+            o.strip() not in MISSING_CODES for o in others):  # numbers and a few words: maybe a missing-value word
+        fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], errors='coerce') "
+               f"and remove or impute those rows; make it a Categorical (df[{name!r}].astype('category')) to keep it "
+               "a factor without this warning" if python else
+               f"if {others[0]!r} marks a missing value, leave those cells empty and remove or impute those rows; "
+               "give the levels a form that is not a number (e.g. a prefix) to keep it a factor without this warning")
+        warn_at_caller(f"the data column {name!r} holds text whose distinct values are {n_numbers} numbers and "
+                       f"{others[:5]}{' ...' if len(others) > 5 else ''}: it is coded as a factor with "
+                       f"{as_numbers.size} levels, one per number. {fix[0].upper()}{fix[1:]}.", UserWarning)
         return
     if n_numbers < MIN_NUMBER_LEVELS or any(o.strip() not in MISSING_CODES for o in others):
         return

@@ -28,7 +28,7 @@ SELECTION_NOTE = (
 
 
 class SparseCSVMResults(CSVMResults):
-    """A fitted sparse CSVM (``penalty="l1"`` or ``max_features``); see :class:`CSVMResults`.
+    """A fitted sparse CSVM (``penalty="l1"`` or ``max_features``); see :class:`~csvm_stats.CSVMResults`.
 
     Parameters
     ----------
@@ -106,8 +106,8 @@ class SparseCSVMResults(CSVMResults):
         Same route, C, required anchor counts and screening as this fit; the
         resamples come from I and J, standardised as this fit was. Each refit
         is solved with ``solver``, ``time_limit``, ``mip_gap`` and ``clock``
-        as :meth:`~csvm_stats.models.model.CSVM.fit` takes them; those left
-        ``None`` are the fit's own (:attr:`fit_options`), as are its threads
+        as :meth:`~csvm_stats.CSVM.fit` takes them; those left
+        ``None`` are the fit's own (``fit_options``), as are its threads
         and seed. A refit stopped at its limit contributes its incumbent's
         selection.
 

@@ -250,7 +250,7 @@ ERROR_BOUND_ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class StabilitySelection:
-    r"""The outcome of :func:`stability_selection`: the stable features, their frequencies, a report and a refit.
+    r"""The outcome of :func:`~csvm_stats.sparse.stability.stability_selection`: the stable features, their frequencies, a report and a refit.
 
     ``base`` is ``"l2"`` or ``"l1"``, ``C`` the base fits' C, ``q`` the most
     features a half fit keeps, ``threshold`` the frequency :math:`\pi`,

@@ -73,7 +73,7 @@ np_classifier <- function(formula, data, learner = c("logistic", "svc", "hgb"), 
   object <- list(
     call = call,
     terms = mt,
-    xlevels = .getXlevels(mt, mf),
+    xlevels = used_xlevels(mt, mf),  # as csvm(): a factor removed by `- Id` takes new values in predict()
     contrasts = attr(x, "contrasts"),
     na.action = attr(mf, "na.action"),
     response_levels = levels(response),

@@ -102,3 +102,24 @@ test_that("np_classifier checks its options in R, naming them, before anything r
                      "tnr_min are for two classes"), fixed = TRUE)
   expect_error(np_classifier(Species ~ ., data = iris, tpr_min = 0.9), "recall_min = c(virginica = 0.9)", fixed = TRUE)
 })
+
+test_that("np_classifier predicts new rows whose removed column (- Id) has new values, as csvm() does", {
+  # review r10 F-r-np-predict: the README's np_classifier(Class ~ . - Id, ...) stored the levels of Id
+  # and predict() refused every new patient ("factor Id has new levels").
+  skip_without_python()
+  d <- make_data()
+  d$Id <- factor(sprintf("P%03d", seq_len(nrow(d))))
+  fit <- np_classifier(status ~ . - Id, data = d, learner = "logistic", tpr_min = 0.8, random_state = 7L)
+  expect_false("Id" %in% names(fit$xlevels))
+  expect_true("site" %in% names(fit$xlevels))
+  new <- d[1:4, ]
+  new$Id <- factor(c("NEW-001", "NEW-002", "NEW-003", "NEW-004"))
+  expect_equal(unname(predict(fit, new)), unname(predict(fit, d[1:4, ])))
+  expect_equal(unname(predict(fit, new, type = "prob")), unname(predict(fit, d[1:4, ], type = "prob")))
+  # a factor the rule uses still refuses a level it has not seen
+  new$site <- factor(c("east", "north", "north", "north"))
+  expect_error(predict(fit, new), "new level")
+  # csvm() keeps the same levels for the same formula
+  ref <- csvm(status ~ . - Id, data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial", random_state = 7L)
+  expect_equal(fit$xlevels, ref$xlevels)
+})
