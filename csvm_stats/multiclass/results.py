@@ -510,7 +510,7 @@ class MulticlassResults(FitResults):
         which the stratified split keeps from the data); the balanced accuracy
         weighs the classes equally. In guarantee
         mode the held-out sample set the offsets: no interval
-        (``method`` :data:`~csvm_stats.models.results_base.NOT_INDEPENDENT_PV`).
+        (``method`` ``"none (H set the rule)"``).
         Count columns of the balanced accuracy are NA (it is a mean of rates).
 
         Examples
@@ -561,7 +561,7 @@ class MulticlassResults(FitResults):
 
     @cached_property
     def overall_statements(self) -> pd.Series:
-        """One sentence each for the accuracy and the balanced accuracy (:attr:`overall_rates`), each holding
+        """One sentence each for the accuracy and the balanced accuracy (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`), each holding
         separately at 1 - alpha."""
         alpha, K = self.model.alpha, len(self.classes)
         level = level_percent(alpha)
