@@ -561,8 +561,9 @@ class MulticlassResults(FitResults):
 
     @cached_property
     def overall_statements(self) -> pd.Series:
-        """One sentence each for the accuracy and the balanced accuracy (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`), each holding
-        separately at 1 - alpha."""
+        """One sentence each for the accuracy and the balanced accuracy
+        (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`), each holding separately at
+        1 - alpha."""
         alpha, K = self.model.alpha, len(self.classes)
         level = level_percent(alpha)
         out = {}
