@@ -6,6 +6,7 @@ limits are never reached on these small problems, so the outcomes below hold on 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -250,3 +251,16 @@ def test_numba_compilation_is_not_charged_to_the_time_limit():
     assert budget.spent() <= raw - compiled + 0.05 and watch.charged("cpu") <= raw - compiled + 0.05
     record = budget.stamp(_limit_record(status=Status.OPTIMAL, gap=0.0))
     assert record.compile_cpu_time == pytest.approx(compiled, abs=1e-3) and record.compile_wall_time > 0
+
+
+def test_the_summary_says_when_a_fit_compiled_the_kernels_and_that_the_limit_did_not_count_it():
+    from csvm_stats.reporting.plain import solver_table
+
+    record = _limit_record(status=Status.OPTIMAL, gap=0.0, fit_wall_time=30.2, fit_cpu_time=19.9,
+                           compile_wall_time=28.0, compile_cpu_time=18.1)
+    rows = solver_table(record, {"time_limit": 10, "clock": "wall"}, timing=True, detail=False)
+    assert "18.10 s CPU" in rows.loc["First use", "value"] and "not counted against the time limit" in \
+        rows.loc["First use", "value"]
+    warm = solver_table(dataclasses.replace(record, compile_wall_time=0.0, compile_cpu_time=0.0),
+                        {"time_limit": 10, "clock": "wall"}, timing=True, detail=False)
+    assert "First use" not in warm.index
