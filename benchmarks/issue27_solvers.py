@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from solve_time import VARIANTS, markdown, one_fit, split, synthetic, warm_up  # noqa: E402
+from solve_time import VARIANTS, markdown, one_fit, split, synthetic, warm_up
 
 RESULTS = Path(__file__).resolve().parent / "results"
 INTRO = (
