@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from formulaic import model_matrix
+from formulaic import Formula, model_matrix
 from formulaic.errors import DataMismatchWarning, FactorEvaluationError, FormulaicError
 from formulaic.model_spec import ModelSpec
 from formulaic.parser.types import Factor
@@ -77,7 +77,8 @@ class FormulaDesign:
         if self.inputs is not None:
             check_columns(data, "newdata")
             data = _string_names(data)
-            missing = [c for c in self.inputs if c not in set(map(str, data.columns))]
+            present = set(map(str, data.columns))  # built once: a set per input column was O(p^2) (review r11 F2)
+            missing = [c for c in self.inputs if c not in present]
             if missing:
                 raise DataError(
                     f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
@@ -277,7 +278,7 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index, parsed: ParsedForm
     frame = matrix.drop(columns=[_INTERCEPT], errors="ignore").astype(float)
     frame.index = index
     if parsed is not None:
-        frame.columns = [parsed.design_name(str(name)) for name in frame.columns]
+        frame.columns = parsed.design_names([str(name) for name in frame.columns])
     return frame
 
 
@@ -328,8 +329,9 @@ def _safe_matrix(
     data = usable_frame(data, parsed.columns)
     if ordered_contrasts == "poly":
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
-    text = parsed.rhs()  # a FormulaError of a column formulaic cannot code is raised here, not translated
+    terms = parsed.rhs_terms()  # a FormulaError of a column formulaic cannot code is raised here, not translated
     try:
+        text = Formula(terms)  # parsed term by term, without the data as context: linear in the number of terms
         # only the formula's columns: another column named contr (or C) would hide formulaic's contr.poly (or C())
         rhs = model_matrix(text, _formula_columns(data, parsed), na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
