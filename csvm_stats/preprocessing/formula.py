@@ -288,8 +288,11 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
     which would drop that column without a word."""
     columns, generated = set(parsed.columns), parsed.generated_expressions()
     built = {(factor.expr, factor.eval_method) for term in spec.formula for factor in term.factors}
+    # formulaic gives a look-up of a column named 1 no column of its own (its term is the intercept's), whether
+    # the formula is one text or a list of terms
     lost = sorted({f.column for term in parsed.terms for f in term
-                   if (f.expr, Factor.EvalMethod.PYTHON if f.categorical else Factor.EvalMethod.LOOKUP) not in built})
+                   if (f.expr, Factor.EvalMethod.PYTHON if f.categorical else Factor.EvalMethod.LOOKUP) not in built
+                   or (not f.categorical and f.column == "1")})
     if lost:
         literal = [c for c in lost if c in ("0", "1")]
         hint = (f" formulaic reads a column named {literal[0]!r} as its intercept literal (a data frame built from an "
