@@ -433,6 +433,12 @@ API_CASES = [
     Case("api: valid Arrow string factor", "api", valid_design(_assign(cat=lambda f: f.cat.astype("large_string[pyarrow]")), ["u1", "u2", "cat[T.s]", "cat[T.t]"]), None),
     Case("api: valid Int64 and boolean predictors", "api", valid_design(_assign(u2=lambda f: (f.u2 > 0).astype("boolean"), cat=lambda f: f.u1.round().astype("Int64")), ["u1", "u2", "cat"]), None),
     Case("api: valid Float64 predictor", "api", valid_design(_assign(u2=lambda f: f.u2.astype("Float64")), ["u1", "u2", "cat[T.s]", "cat[T.t]"]), None),
+    # review r11 F3: a factor with one level was dropped from the design without a word
+    Case("api: one-level text factor named in the formula", "api", design(_assign(s="one"), "y ~ u1 + s"), DataError, r"the factor 's' has the single level 'one' in the data, so it cannot enter the model \(a factor needs at least 2 levels.*Remove it from the formula \(with '\.', write '\. - s'\)"),
+    Case("api: one-level Categorical through '.'", "api", design(_assign(s=pd.Categorical(["one"] * N))), DataError, r"the factor 's' has the single level 'one'.*contrasts can be applied only to factors with 2 or more levels"),
+    Case("api: one-level factor in an interaction", "api", design(_assign(s="one"), "y ~ u2 + u1:s"), DataError, r"the factor 's' has the single level 'one'"),
+    Case("api: one-level factor in a code formula (safe=False)", "api", lambda c: build_design("y ~ u1 + s", c.frame.assign(s="one"), safe=False), DataError, r"the factor 's' has the single level 'one'"),
+    Case("api: two one-level factors", "api", design(_assign(s="one", t=pd.Categorical(["a"] * N)), "y ~ u1 + s + t"), DataError, r"the factors 's' has the single level 'one', 't' has the single level 'a'.*'\. - s - t'"),
     Case("api: valid string[pyarrow] response", "api", lambda c: fit(_assign(y=lambda f: f.y.astype("string[pyarrow]")))(c).predict(c.frame).iloc[0] in ("p", "n") or 1 / 0, None),
     Case("api: valid boolean response", "api", lambda c: fit(_assign(y=lambda f: (f.y == "p").astype("boolean")))(c).predict(c.frame).dtype == "boolean" or 1 / 0, None),
 ]
@@ -590,6 +596,12 @@ def _with_env(name: str, value: str, run: Callable[[], Any]) -> Any:
             os.environ[name] = old
 
 
+def _frame_csv(ctx: Ctx, name: str, change: Callable[[pd.DataFrame], pd.DataFrame], **to_csv: Any) -> Path:
+    path = ctx.folder / name
+    change(ctx.frame.copy()).to_csv(path, **({"index": False} | to_csv))
+    return path
+
+
 def _full_stdout(ctx: Ctx) -> Any:
     with open("/dev/full", "w") as full:
         return ctx.cli("predict", ctx.model_file, ctx.csv, stdout=full)
@@ -607,6 +619,8 @@ CLI_CASES = [
     Case("cli: data FIFO", "cli", lambda c: c.cli("fit", c.fifo("pipe.csv"), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, r"named pipe \(FIFO\)"),
     Case("cli: data symlink to /dev/zero", "cli", lambda c: c.cli("predict", c.model_file, c.link("zero.csv", "/dev/zero")), ExitCode, r"symbolic link to '/dev/zero'"),
     Case("cli: model /dev/null", "cli", lambda c: c.cli("predict", "/dev/null", c.csv), ExitCode, rf"exit {EXIT_FILE}: .*character device"),
+    # review r11 F3 worded for the command line
+    Case("cli: one-level factor", "cli", lambda c: c.cli("fit", _frame_csv(c, "onelevel.csv", _assign(s="one")), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the factor 's' has the single level 'one'.*'\. - s'"),
     Case("cli: predict to /dev/full", "cli", _full_stdout, ExitCode, rf"exit {EXIT_FILE}: .*standard output: No space left on device"),
     Case("cli: predict into a closed pipe", "cli", _closed_pipe, ExitCode, rf"exit {EXIT_FILE}: .*broken pipe"),
     Case("cli: a 2 MB cell", "cli", lambda c: c.cli("fit", _lines(c, "cell.csv", "a,y\n" + "x" * 2_000_000 + ",1\n"), "-f", "y ~ ."), ExitCode, r"cell near line 2 is longer than 1048576 characters \(CSVM_STATS_CSV_MAX_CELL\)"),

@@ -310,6 +310,50 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
                 raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
 
 
+def check_terms_built(spec: ModelSpec, parsed: ParsedFormula | None) -> None:
+    """Refuse a factor with fewer than two levels, and any term that gives no design column (review r11 F3).
+
+    Treatment coding of a factor with one level has no column, so formulaic drops the term (``s``,
+    ``x0:s`` beside ``x0``) without a word, or codes ``x0:s`` alone as a copy of ``x0``; R's
+    model.matrix refuses such a factor wherever it is used ("contrasts can be applied only to factors
+    with 2 or more levels"), and so do we.
+    """
+    if parsed is None:  # a formula handed to formulaic as code: name its factors as formulaic does
+        columns = {name: name for name in spec.encoder_state}
+        text = str(spec.formula)
+    else:
+        columns = {f.expr: f.column for term in parsed.terms for f in term}
+        text = parsed.text
+    single: dict[str, list[Any]] = {}
+    for expr, name in columns.items():
+        kind, state = spec.encoder_state.get(expr, (None, {}))
+        if kind is Factor.Kind.CATEGORICAL and len(state.get("categories", ())) < 2:
+            single[name] = list(state.get("categories", ()))
+    empty = [":".join(columns.get(f.expr, f.expr) for f in term.factors)
+             for term, where in spec.term_slices.items()
+             if where.stop == where.start and any(f.expr in columns for f in term.factors)]
+    if not single:
+        if empty:
+            raise DataError(f"the term(s) {empty} of the formula {text!r} give no design column; remove "
+                            "them from the formula.")
+        return
+    one = len(single) == 1
+    described = ", ".join(f"{name!r} has the single level {levels[0]!r}" if levels else f"{name!r} has no level"
+                          for name, levels in single.items())
+    minus = " ".join(f"- {_formula_name(name)}" for name in single)
+    raise DataError(
+        f"the factor{'' if one else 's'} {described} in the data, so {'it' if one else 'they'} cannot enter the "
+        "model (a factor needs at least 2 levels; R says 'contrasts can be applied only to factors with 2 or more "
+        f"levels'). Remove {'it' if one else 'them'} from the formula (with '.', write '. {minus}'), or check why "
+        f"the column{' holds' if one else 's hold'} a single value."
+    )
+
+
+def _formula_name(name: str) -> str:
+    """``name`` as a formula writes it: plain, or between backquotes."""
+    return name if re.fullmatch(r"[^\W\d][\w.]*", name) else f"`{name}`"
+
+
 def _string_names(data: pd.DataFrame) -> pd.DataFrame:
     """``data`` with its column names as strings (the grammar names columns by text; ``0`` is ``"0"``)."""
     if all(isinstance(c, str) for c in data.columns):
@@ -340,6 +384,7 @@ def _safe_matrix(
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
     check_structure(rhs.model_spec, parsed)
+    check_terms_built(rhs.model_spec, parsed)
     check_distinct_names(rhs.model_spec.column_names, data)
     return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
 
@@ -354,6 +399,7 @@ def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, M
         rhs = model_matrix(formula, data, na_action="raise").rhs
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
+    check_terms_built(rhs.model_spec, None)
     check_distinct_names(rhs.model_spec.column_names, data)
     return name, pd.DataFrame(rhs), rhs.model_spec, None
 
