@@ -445,6 +445,9 @@ API_CASES = [
     Case("api: valid few thousands-separated levels stay a factor", "api", valid_design(_assign(cat=lambda f: f.cat.map({"r": "1,000", "s": "2,000", "t": "5,000"})), ["u1", "u2", "cat[T.2,000]", "cat[T.5,000]"]), None),
     Case("api: an identifier column", "api", design(_assign(pid=[f"P{i:05d}" for i in range(N)])), DataError, r"the data column 'pid' holds text with a different value in each of its 120 rows \(e\.g\. \['P00000', 'P00001', 'P00002'\]\): an identifier\?.*Drop it from the formula with '- pid' \(e\.g\. 'y ~ \. - pid'\)"),
     Case("api: valid identifier left out with '- pid'", "api", valid_design(_assign(pid=[f"P{i:05d}" for i in range(N)]), ["u1", "u2", "cat[T.s]", "cat[T.t]"], "y ~ . - pid"), None),
+    # review r11 F8: a stray third response value with tpr_min
+    Case("api: stray '' in a two-class response", "api", fit(_assign(y=lambda f: f.y.where(f.index != 3, ""))), DataError, r"the response 'y' has 3 classes: '' \(1 row\), 'n' \(\d+ rows\), 'p' \(\d+ rows\); tpr_min needs exactly two classes.*If '' is a stray value, remove or recode those rows.*recall_min=\{'[np]': 0\.9, \.\.\.\}"),
+    Case("api: stray 0.5 in a 0/1 response", "api", fit(_assign(y=lambda f: (f.y == "p").astype(float).where(f.index != 3, 0.5)), tnr_min=0.7), DataError, r"the response 'y' has 3 classes: 0\.0 \(\d+ rows\), 0\.5 \(1 row\), 1\.0 \(\d+ rows\); tnr_min needs exactly two classes"),
     Case("api: valid string[pyarrow] response", "api", lambda c: fit(_assign(y=lambda f: f.y.astype("string[pyarrow]")))(c).predict(c.frame).iloc[0] in ("p", "n") or 1 / 0, None),
     Case("api: valid boolean response", "api", lambda c: fit(_assign(y=lambda f: (f.y == "p").astype("boolean")))(c).predict(c.frame).dtype == "boolean" or 1 / 0, None),
 ]
@@ -625,9 +628,10 @@ CLI_CASES = [
     Case("cli: data FIFO", "cli", lambda c: c.cli("fit", c.fifo("pipe.csv"), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, r"named pipe \(FIFO\)"),
     Case("cli: data symlink to /dev/zero", "cli", lambda c: c.cli("predict", c.model_file, c.link("zero.csv", "/dev/zero")), ExitCode, r"symbolic link to '/dev/zero'"),
     Case("cli: model /dev/null", "cli", lambda c: c.cli("predict", "/dev/null", c.csv), ExitCode, rf"exit {EXIT_FILE}: .*character device"),
-    # review r11 F3, F4 worded for the command line
+    # review r11 F3, F4, F8 worded for the command line
     Case("cli: one-level factor", "cli", lambda c: c.cli("fit", _frame_csv(c, "onelevel.csv", _assign(s="one")), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the factor 's' has the single level 'one'.*'\. - s'"),
     Case("cli: thousands separators", "cli", lambda c: c.cli("fit", _frame_csv(c, "thousands.csv", _assign(s=lambda f: [f"{v:,.0f}" for v in f.u1.abs() * 10000 + 1000])), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*thousands separators.*Write the numbers without thousands separators in the file \(2257, not 2,257\)"),
+    Case("cli: stray third class with --tpr-min", "cli", lambda c: c.cli("fit", _frame_csv(c, "stray.csv", _assign(y=lambda f: f.y.where(f.index != 3, "?"))), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the response 'y' has 3 classes: '\?' \(1 row\).*--tpr-min needs exactly two classes.*--recall-min [np]=0\.9 \.\.\."),
     Case("cli: predict to /dev/full", "cli", _full_stdout, ExitCode, rf"exit {EXIT_FILE}: .*standard output: No space left on device"),
     Case("cli: predict into a closed pipe", "cli", _closed_pipe, ExitCode, rf"exit {EXIT_FILE}: .*broken pipe"),
     Case("cli: a 2 MB cell", "cli", lambda c: c.cli("fit", _lines(c, "cell.csv", "a,y\n" + "x" * 2_000_000 + ",1\n"), "-f", "y ~ ."), ExitCode, r"cell near line 2 is longer than 1048576 characters \(CSVM_STATS_CSV_MAX_CELL\)"),
