@@ -298,6 +298,9 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
         hint = (f" formulaic reads a column named {literal[0]!r} as its intercept literal (a data frame built from an "
                 "array has columns 0, 1, ...); rename it, e.g. "
                 "data.rename(columns=lambda c: f'x{c}' if str(c) in ('0', '1') else c)" if literal else "")
+        if not hint and any(not c.strip() for c in lost):
+            hint = (" a column without a name (an empty header cell, or the index column of a file written by "
+                    "to_csv without index=False) cannot be a predictor; name it or drop it from the data frame")
         raise FormulaError(f"the formula {parsed.text!r} could not use the column(s) {lost};{hint}.")
     for term in spec.formula:
         for factor in term.factors:
