@@ -174,7 +174,7 @@ def test_command_line_np_route(cancer, tmp_path, capsys):
     cancer.to_csv(path, index=False)
     assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--estimator", "svc"]) == 0
     out = capsys.readouterr().out
-    assert "Neyman-Pearson route Results" in out and "StandardScaler -> SVC" in out
+    assert "Neyman-Pearson route Results" in out and "support vector machine (SVC, predictors standardised)" in out
     assert main(["fit", str(path), "-f", "y ~ .", "--tpr-min", "0.9", "--method", "np", "--kernel", "rbf"]) == 5
     assert "--kernel belong to the CSVM" in capsys.readouterr().err
     # a CSVM-only option typed at its default value is refused too (argparse leaves absent options None)
@@ -299,3 +299,38 @@ def test_text_columns_are_refused_with_the_routes_that_take_them():
     y = (X["x"] > 0).astype(int)
     with pytest.raises(DataError, match=r"non-numeric column\(s\) \['grp'\].*pd.get_dummies.*NeymanPearson.from_formula"):
         NeymanPearsonClassifier(LogisticRegression(), tpr_min=0.8, random_state=0).fit(X, y)
+
+
+def test_summary_reads_like_the_csvm_summary_with_ppv_npv_and_plain_words(cancer):
+    """Review r10 F-missing-rates / F-jargon: the CSVM's rate labels, PPV/NPV without interval and why, the
+    technical lines (pipeline, score method, alpha, CPU time label) only in the detail view."""
+    import re
+
+    from csvm_stats.reporting.summary import RATE_WORDS
+
+    res = NeymanPearson.from_formula("y ~ .", cancer, "logistic", tpr_min=0.9).fit(random_state=0)
+    text = res.summary().as_text()
+    for label in RATE_WORDS.values():  # same names, same order of rows as the CSVM summary
+        assert re.search(rf"^{re.escape(label)} ", text, flags=re.MULTILINE), label
+    assert not re.search(r"^(TPR|TNR|ACC|BACC) ", text, flags=re.MULTILINE)
+    assert "Sensitivity (TPR): With 95% confidence" in text
+    pv = res.predictive_values
+    for name in ("ppv", "npv"):
+        r = pv.loc[name]
+        row = re.search(rf"^{re.escape(RATE_WORDS[name])} +(.*)$", text, flags=re.MULTILINE).group(1)
+        assert f"{r['heldout_correct']}/{r['heldout_n']} = {r['heldout_rate']:.3f}" in row
+        assert row.rstrip().endswith("none (H set the rule)")
+    flat = " ".join(text.split())
+    assert "PPV and NPV are point values on the held-out sample without interval: its rows of the guaranteed " \
+           "class set the threshold" in flat
+    assert f"{pv.loc['ppv', 'prevalence']:.1%}" in flat
+    # plain words by default, the technical lines in detail
+    assert "Classifier logistic regression (predictors standardised)" in flat
+    assert "Requirement sensitivity >= 0.9" in flat and "Confidence level 95%" in flat
+    assert f"Time taken {res.fit_time:.2f} s of computing (CPU) time" in flat
+    for term in ("decision_function", "StandardScaler -> LogisticRegression", "alpha", "Fit time (CPU s)"):
+        assert term not in text, term
+    detail = " ".join(res.summary(detail=True).as_text().split())
+    for term in ("Estimator StandardScaler -> LogisticRegression", "Score decision_function", "alpha 0.05",
+                 f"Fit time (CPU s) {res.fit_time:.2f}"):
+        assert term in detail, term

@@ -109,7 +109,10 @@ def test_sparse_summary_matches_golden_copy():
 
 # ---------------------------------------------------------------------- the user's words
 INTERNAL_TERMS = ("anchor point", "margin (", "joint lower", "BACC", "epigraph", "feature-map", "Formulation",
-                  "Best bound", "Nodes", "branch-and-bound")
+                  "Best bound", "Nodes", "branch-and-bound",
+                  # solver and calibration jargon (review r10 F-jargon): only in the detail view
+                  "clock=", "Solver time", "CPU time (s)", "Platt scaling", "beta calibration", "Recalibration",
+                  "hoeffding allowance", "binomial allowance")
 
 
 @pytest.mark.parametrize("make", [golden_results, guarantee_results, multiclass_results, sparse_results])
@@ -119,9 +122,11 @@ def test_default_view_keeps_internal_terms_out_and_detail_keeps_them(make):
     for term in INTERNAL_TERMS:
         assert term not in text, term
     assert "Requirement sample (J, anchor)" in text and "Held-out sample (H)" in text
-    assert "Result" in text and "proven optimal" in text and "clock='wall'" in text
+    assert "Result" in text and "proven optimal" in text and "60 s of elapsed (wall-clock) time" in text
+    assert not re.search(r"^Solver +scip", text, flags=re.MULTILINE)
     detail = res.summary(timing=False, detail=True).as_text()
     assert "Formulation" in detail and "joint lower" in detail and "Margin (bound)" in detail
+    assert "clock='wall'" in detail and re.search(r"^Solver +scip", detail, flags=re.MULTILINE)
 
 
 def test_rates_in_clinical_words_with_exact_intervals_and_certification():
@@ -143,11 +148,63 @@ def test_rates_in_clinical_words_with_exact_intervals_and_certification():
     assert "required 0.8; the held-out data support only >= 0.550 at 90%, so this requirement is NOT certified" in flat
 
 
-def test_timing_view_gives_cpu_and_wall_time_and_the_clock():
+def test_timing_view_gives_the_time_taken_in_words_and_the_detail_view_every_time():
     res = golden_results()
     text = res.summary().as_text()
-    assert "CPU time (s)" in text and "Wall time (s)" in text and "60 s of wall-clock time" in text
-    assert "Wall time" not in res.summary(timing=False).as_text()
+    record = res.solver
+    # one line: the whole fit's elapsed and CPU time; the solver's own times only in the detail view
+    taken = re.search(r"^Time taken +(\S+) s elapsed, (\S+) s of computing \(CPU\) time$", text, flags=re.MULTILINE)
+    assert taken and taken.groups() == (f"{record.fit_wall_time:.2f}", f"{record.fit_cpu_time:.2f}")
+    assert "60 s of elapsed (wall-clock) time" in text and "Solver time" not in text and "CPU time (s)" not in text
+    detail = res.summary(detail=True).as_text()
+    assert "CPU time (s)" in detail and "Wall time (s)" in detail and "(clock='wall')" in detail
+    assert f"{record.cpu_time:.2f} CPU, {record.wall_time:.2f} wall (the optimisation alone" in detail
+    assert "Time taken" not in res.summary(timing=False).as_text()
+
+
+def test_recalibration_only_in_the_detail_view_and_no_bare_zero_or_one_probability():
+    res = golden_results()
+    text = " ".join(res.summary(timing=False).as_text().split())
+    detail = " ".join(res.summary(timing=False, detail=True).as_text().split())
+    assert "Recalibration" not in text and "Recalibration beta calibration of the score" in detail
+    # the largest fitted P of a 'case' call is 1 - 1e-5 or so: printed ">0.999", never "1" (reads as certainty)
+    assert "'case' points with P from 0.184 to >0.999" in text
+    assert not re.search(r"P from (0|1) |to (0|1) ", text)
+
+
+def test_probability_text_never_prints_a_bare_zero_or_one():
+    from csvm_stats.probability.fit_calibration import probability_text
+
+    assert probability_text(7e-13) == "<0.001" and probability_text(0.0) == "<0.001"
+    assert probability_text(0.99995) == ">0.999" and probability_text(1.0) == ">0.999"
+    assert probability_text(0.312) == "0.312" and probability_text(0.001) == "0.001"
+
+
+def test_guarantee_mode_samples_line_says_the_heldout_rows_set_the_intercept():
+    text = " ".join(guarantee_results().summary(timing=False).as_text().split())
+    assert "never used to fit the rule" not in text
+    assert ("Held-out sample (H): 50 rows (25 'case', 25 'control'); its positives ('case') set the intercept "
+            "(guarantee mode), so the sensitivity they certify holds by construction (order statistic), and the "
+            "accuracy, balanced accuracy, PPV and NPV get no interval") in text
+    # without guarantee mode the held-out sample is still described as never used
+    assert "never used to fit the rule" in " ".join(golden_results().summary(timing=False).as_text().split())
+
+
+def test_multiclass_guarantee_samples_line_and_no_overall_interval():
+    rng = np.random.default_rng(4)
+    n = 150
+    kind = np.repeat(["ant", "bee", "wasp"], n // 3)
+    centre = {"ant": (0.0, 0.0), "bee": (2.0, 0.0), "wasp": (1.0, 2.0)}
+    xy = np.array([centre[k] for k in kind]) + rng.normal(size=(n, 2))
+    data = pd.DataFrame({"kind": kind, "x": xy[:, 0], "y": xy[:, 1]})
+    model = CSVM.from_formula("kind ~ .", data, recall_min={"bee": 0.7}, bound="none", fractions=(0.4, 0.2, 0.4))
+    res = _quiet(lambda: model.fit(random_state=1, guarantee=True, **EXACT))
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert "never used to fit the rule" not in text
+    assert "its rows of the guaranteed class(es) set the offsets (guarantee mode)" in text
+    overall = res.overall_rates
+    assert overall["lower"].isna().all() and (overall["method"] == "none (H set the rule)").all()
+    assert "Accuracy: No interval: in guarantee mode" in text
 
 
 # ---------------------------------------------------------------------- what cannot be said
@@ -247,3 +304,56 @@ def test_summary_is_a_statsmodels_summary():
 def test_summary_names_the_positive_class(timing):
     text = golden_results().summary(timing=timing).as_text()
     assert re.search(r"^Positive class +'case'$", text, flags=re.MULTILINE)
+
+
+# ---------------------------------------------------------------------- review r10: screening, overall rates
+def test_screened_sparse_fit_is_not_headlined_proven_optimal():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(120, 70)).round(2), columns=[f"g{j}" for j in range(70)])
+    y = np.where(X["g0"] + X["g1"] + 0.5 * rng.normal(size=120) > 0, "yes", "no")
+    model = CSVM(pd.Series(y, name="response"), X, tpr_min=0.8, bound="binomial", max_features=2, positive="yes")
+    res = _quiet(lambda: model.fit(random_state=1, **EXACT))
+    screening = res.engine_fit.screening
+    assert not screening.exact and screening.n_features == 70
+    k = screening.candidates.size
+    for detail in (False, True):
+        text = " ".join(res.summary(timing=False, detail=detail).as_text().split())
+        result = re.search(r"Result (.*?) Time limit", text).group(1)
+        assert result.startswith(f"proven optimal among the {k} screened columns only; a heuristic over all 70 "
+                                 "columns"), result
+    # without screening (8 columns) the Result row is unqualified
+    text = " ".join(sparse_results().summary(timing=False).as_text().split())
+    assert "Result proven optimal (relative gap" in text and "screened columns" not in text
+
+
+def test_multiclass_overall_accuracy_and_balanced_accuracy_with_exact_intervals():
+    from scipy import stats
+
+    res = multiclass_results()
+    overall = res.overall_rates
+    c = res.confusion_matrix("holdout").to_numpy()
+    n, k = int(c.sum()), int(np.trace(c))
+    acc = overall.loc["accuracy"]
+    assert (acc["heldout_n"], acc["heldout_correct"]) == (n, k)
+    assert acc["heldout_rate"] == pytest.approx(k / n)
+    alpha = res.model.alpha
+    assert acc["lower"] == pytest.approx(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    assert acc["upper"] == pytest.approx(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    assert acc["method"] == "clopper-pearson 2-sided"
+    # balanced accuracy: mean recall; its interval the mean of the K two-sided intervals at 1 - alpha/K
+    K = c.shape[0]
+    recalls = np.diag(c) / c.sum(axis=1)
+    ends = [(stats.beta.ppf(alpha / K / 2, kk, nn - kk + 1) if kk else 0.0,
+             stats.beta.ppf(1 - alpha / K / 2, kk + 1, nn - kk) if kk < nn else 1.0)
+            for kk, nn in zip(np.diag(c), c.sum(axis=1))]
+    bacc = overall.loc["balanced accuracy"]
+    assert bacc["heldout_rate"] == pytest.approx(recalls.mean())
+    assert bacc["lower"] == pytest.approx(np.mean([e[0] for e in ends]))
+    assert bacc["upper"] == pytest.approx(np.mean([e[1] for e in ends]))
+    assert bacc["method"] == f"mean of {K} recalls"
+    text = " ".join(res.summary(timing=False).as_text().split())
+    assert f"Accuracy {res.overall_rates.loc['accuracy', 'anchor_correct']}/39" in text
+    assert f"{k}/{n} = {k / n:.3f}" in text
+    assert "Accuracy: With 95% confidence the accuracy of this classifier lies between" in text
+    assert "Balanced accuracy: With 95% confidence the balanced accuracy of this classifier lies between" in text
+    assert "Accuracy" in " ".join(res.summary(timing=False, detail=True).as_text().split())

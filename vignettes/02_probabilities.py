@@ -56,14 +56,15 @@ print(f"training: {len(y_train)} ({int((y_train > 0).sum())} malignant); test: {
 # A CSVM that must find 95% of the malignant tumours, fitted from a data
 # frame and a formula as most users do. The summary says how the
 # probabilities were made, on how many points, and how the class rule reads
-# on the probability scale.
+# on the probability scale; its detail view (`detail=True`, printed here) adds
+# how the logistic score becomes P (the recalibration and its slope).
 
 # %%
 columns = [f"x{j + 1}" for j in range(X_train.shape[1])]
 train = pd.DataFrame(X_train, columns=columns).assign(malignant=(y_train > 0).astype(int))
 test = pd.DataFrame(X_test, columns=columns)
 res = CSVM.from_formula("malignant ~ .", train, tpr_min=0.95, bound="binomial").fit(random_state=0)
-print(res.summary().tables[0].to_string())
+print(res.summary(detail=True).tables[0].to_string())
 print(res.calibration.rule_statement("malignant"))
 
 # %%

@@ -137,6 +137,21 @@ def balanced_bounds(tpr: tuple[int, int], tnr: tuple[int, int], alpha: float) ->
     return RateBounds((lo_pos + lo_neg) / 2, (up_pos + up_neg) / 2, float("nan"), BALANCED)
 
 
+def mean_recall_bounds(counts: list[tuple[int, int]], alpha: float) -> RateBounds:
+    """Balanced accuracy of K classes (the mean of their recalls) from each class's (n, correct).
+
+    As :func:`balanced_bounds` for two classes: the K exact two-sided
+    intervals at level 1 - alpha/K each hold together with probability at
+    least 1 - alpha (Bonferroni), and then the mean recall lies between the
+    means of their ends. NaN when a class has no points.
+    """
+    if not counts or any(n == 0 for n, _ in counts):
+        return NO_BOUNDS
+    K = len(counts)
+    ends = np.array([clopper_pearson_interval(k, n, alpha / K) for n, k in counts])
+    return RateBounds(float(ends[:, 0].mean()), float(ends[:, 1].mean()), float("nan"), f"mean of {K} recalls")
+
+
 #: The ``method`` of a rate whose bound is the guarantee-mode target.
 ORDER_STATISTIC = "order statistic"
 

@@ -226,7 +226,7 @@ class NPResultsBase(FitResults):
 
         return save_np_model(self, path)
 
-    def summary(self, *, timing: bool = True) -> Summary:
+    def summary(self, *, timing: bool = True, detail: bool = False) -> Summary:
         """A :class:`~csvm_stats.reporting.summary.Summary` (text, HTML, LaTeX).
 
         Parameters
@@ -234,6 +234,8 @@ class NPResultsBase(FitResults):
         timing : bool, default True
             Include the fit time (it differs between identical runs); ``False`` gives a text that
             can be compared with a stored copy.
+        detail : bool, default False
+            Add the technical lines: the estimator's pipeline, the score method, alpha.
 
         Returns
         -------
@@ -249,4 +251,4 @@ class NPResultsBase(FitResults):
         >>> isinstance(res.summary(timing=False).as_text(), str)
         True
         """
-        return build_np_summary(self, timing=timing)
+        return build_np_summary(self, timing=timing, detail=detail)

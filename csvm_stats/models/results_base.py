@@ -46,6 +46,17 @@ ROLE_TEXT = {
               "not evidence about new data",
     "holdout": "never used to fit the rule: every confidence statement comes from these rows",
 }
+#: What the held-out sample is in guarantee mode (``fit(guarantee=True)``), where its rows of the guaranteed
+#: class(es) set the intercept (two classes) or the offsets (several classes).
+GUARANTEE_HOLDOUT_TEXT = {
+    "binary": "its {units} set the intercept (guarantee mode), so the {rate} they certify holds by construction "
+              "(order statistic), and the accuracy, balanced accuracy, PPV and NPV get no interval; the other "
+              "class's rows were not used to fit the rule and give its interval",
+    "multiclass": "its rows of the guaranteed class(es) set the offsets (guarantee mode), so the recalls they "
+                  "certify hold by construction (order statistic), and the precision (PPV), accuracy and balanced "
+                  "accuracy get no interval; the other classes' rows were not used to fit the rule and give their "
+                  "recall bounds",
+}
 #: Columns of every fit's ``rates`` table (two classes: one row per rate; several: one per class).
 RATE_COLUMNS: tuple[str, ...] = (
     "target", "adjusted", "bound", "required", "anchor_n", "anchor_correct", "anchor_rate", "met",

@@ -25,10 +25,19 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.inference.bounds import AdjustedTarget
-from csvm_stats.inference.certification import NO_HOLDOUT_STATEMENT, floor2, level_percent
+from csvm_stats.inference.certification import (
+    NO_HOLDOUT,
+    NO_HOLDOUT_STATEMENT,
+    RateBounds,
+    floor2,
+    level_percent,
+    mean_recall_bounds,
+    round_up,
+    two_sided_bounds,
+)
 from csvm_stats.preprocessing.design import SampleSplit, Standardizer
 from csvm_stats.models.results import capped_note, solver_notes
-from csvm_stats.models.results_base import RATE_COLUMNS, FitResults, predictive_rows
+from csvm_stats.models.results_base import NOT_INDEPENDENT_PV, RATE_COLUMNS, FitResults, predictive_rows
 from csvm_stats.multiclass.certification import (
     GuaranteeShift,
     argmax_rule,
@@ -485,6 +494,95 @@ class MulticlassResults(FitResults):
         frame = pd.DataFrame(list(table.values()), columns=list(RATE_COLUMNS))
         frame.index = pd.Index(self.classes, name="class")
         return frame
+
+    @cached_property
+    def overall_rates(self) -> pd.DataFrame:
+        """The accuracy and the balanced accuracy (mean of the class recalls), in-sample and on the held-out sample.
+
+        Index ``["accuracy", "balanced accuracy"]``; columns ``anchor_n``,
+        ``anchor_correct``, ``anchor_rate`` (the requirement sample, in-sample),
+        ``heldout_n``, ``heldout_correct``, ``heldout_rate``, ``lower``,
+        ``upper`` and ``method``. The accuracy gets the exact two-sided
+        (1 - alpha) Clopper-Pearson interval; the balanced accuracy the mean of
+        the K classes' exact two-sided recall intervals at 1 - alpha/K each
+        (as the two-class balanced accuracy: mean of TPR and TNR at 1 - alpha/2).
+        The accuracy depends on the class mix (here the held-out sample's,
+        which the stratified split keeps from the data); the balanced accuracy
+        weighs the classes equally. In guarantee
+        mode the held-out sample set the offsets: no interval
+        (``method`` ``"none (H set the rule)"``).
+        Count columns of the balanced accuracy are NA (it is a mean of rates).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from csvm_stats import CSVM
+        >>> iris = load_iris(as_frame=True)
+        >>> species = iris.target.map(dict(enumerate(iris.target_names)))
+        >>> res = CSVM(species, iris.data, recall_min={"virginica": 0.8}, bound="none").fit(random_state=0)
+        >>> res.overall_rates.index.tolist()
+        ['accuracy', 'balanced accuracy']
+        """
+        K, alpha = len(self.classes), self.model.alpha
+        rows = {}
+        samples = {}
+        for sample in ("anchor", "holdout"):
+            y, pred = self._predicted(sample)
+            n, k = recall_counts(y, pred, K)
+            samples[sample] = (int(y.size), int(np.sum(y == pred)), n, k)
+        a_total, a_correct, a_n, a_k = samples["anchor"]
+        h_total, h_correct, h_n, h_k = samples["holdout"]
+        guarantee = self.shift is not None and h_total > 0
+        none = RateBounds(np.nan, np.nan, np.nan, NOT_INDEPENDENT_PV)
+        acc = none if guarantee else two_sided_bounds(h_correct, h_total, alpha)
+        bacc = none if guarantee else mean_recall_bounds([(int(n), int(k)) for n, k in zip(h_n, h_k)], alpha)
+        if not guarantee and h_total and np.any(h_n == 0):
+            bacc = RateBounds(np.nan, np.nan, np.nan, "none (a class has no held-out points)")
+
+        def mean_recall(n: np.ndarray, k: np.ndarray) -> float:
+            return float(np.mean(k / n)) if n.size and np.all(n > 0) else np.nan
+
+        rows["accuracy"] = {
+            "anchor_n": a_total, "anchor_correct": a_correct, "anchor_rate": a_correct / a_total if a_total else np.nan,
+            "heldout_n": h_total, "heldout_correct": h_correct,
+            "heldout_rate": h_correct / h_total if h_total else np.nan,
+            "lower": acc.lower, "upper": acc.upper, "method": acc.method if h_total else NO_HOLDOUT,
+        }
+        rows["balanced accuracy"] = {
+            "anchor_n": a_total, "anchor_correct": pd.NA, "anchor_rate": mean_recall(a_n, a_k),
+            "heldout_n": h_total, "heldout_correct": pd.NA, "heldout_rate": mean_recall(h_n, h_k),
+            "lower": bacc.lower, "upper": bacc.upper, "method": bacc.method if h_total else NO_HOLDOUT,
+        }
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        for column in ("anchor_n", "anchor_correct", "heldout_n", "heldout_correct"):
+            frame[column] = frame[column].astype("Int64")
+        frame.index.name = "rate"
+        return frame
+
+    @cached_property
+    def overall_statements(self) -> pd.Series:
+        """One sentence each for the accuracy and the balanced accuracy
+        (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`), each holding separately at
+        1 - alpha."""
+        alpha, K = self.model.alpha, len(self.classes)
+        level = level_percent(alpha)
+        out = {}
+        for rate, row in self.overall_rates.iterrows():
+            if row["method"] == NO_HOLDOUT:
+                out[rate] = NO_HOLDOUT_STATEMENT
+            elif pd.isna(row["lower"]):
+                why = ("in guarantee mode the held-out points of the guaranteed classes set the offsets, so the "
+                       "held-out sample is not independent of the classifier for this rate; the recall statements "
+                       "are the valid ones" if row["method"] == NOT_INDEPENDENT_PV else row["method"])
+                out[rate] = f"No interval: {why}."
+            else:
+                how = (f"held-out: {row['heldout_correct']} of {row['heldout_n']} points correct; exact two-sided "
+                       "binomial interval" if rate == "accuracy" else
+                       f"the mean of the {K} classes' exact two-sided recall intervals at "
+                       f"{level_percent(alpha / K)} each")
+                out[rate] = (f"With {level} confidence the {rate} of this classifier lies between "
+                             f"{floor2(row['lower'])} and {round_up(row['upper'], 2)} ({how}).")
+        return pd.Series(out, name="statement")
 
     @cached_property
     def predictive_values(self) -> pd.DataFrame:

@@ -4,6 +4,8 @@ Sections as for two classes (:mod:`csvm_stats.reporting.summary`): model and
 data, one line per sample, the solver in plain words, each requirement's
 verdict (certified on the held-out sample or not), the recall of every
 class (requirement sample in-sample, held-out with its exact lower bound),
+the accuracy and balanced accuracy over all classes with their exact held-out
+intervals (:attr:`~csvm_stats.multiclass.results.MulticlassResults.overall_rates`),
 the confidence statements, the held-out confusion matrix, and the
 coefficients per class (a gene list's selected features only, with its
 screening note); caveats as footer notes. ``detail=True`` adds the anchor
@@ -19,6 +21,7 @@ import pandas as pd
 
 from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.inference.certification import level_percent
+from csvm_stats.models.results_base import GUARANTEE_HOLDOUT_TEXT
 from csvm_stats.multiclass.certification import GuaranteeShift
 from csvm_stats.multiclass.probability import MulticlassCalibration
 from csvm_stats.optimization.solvers.base import SolveRecord
@@ -78,6 +81,10 @@ class MulticlassSummarySource(Protocol):
     @property
     def predictive_values(self) -> pd.DataFrame: ...
     @property
+    def overall_rates(self) -> pd.DataFrame: ...
+    @property
+    def overall_statements(self) -> pd.Series: ...
+    @property
     def guarantee_cost(self) -> pd.DataFrame | None: ...
     @property
     def warnings(self) -> list[str]: ...
@@ -132,7 +139,7 @@ def _samples(res: MulticlassSummarySource) -> dict[str, str]:
         counts = np.bincount(y[idx], minlength=len(res.classes))
         return f"{idx.size} rows (" + ", ".join(f"{c!r}: {n}" for c, n in zip(res.classes, counts)) + ")"
 
-    return samples_section(res.split, describe)
+    return samples_section(res.split, describe, None if res.shift is None else GUARANTEE_HOLDOUT_TEXT["multiclass"])
 
 
 def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
@@ -160,6 +167,23 @@ def _recall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
             row["method"] = r["method"]
         rows[str(label)] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _overall_table(res: MulticlassSummarySource, detail: bool) -> pd.DataFrame:
+    """Accuracy and balanced accuracy: requirement sample (in-sample), held-out, and the held-out interval."""
+    level = level_percent(res.model.alpha)
+    rows = {}
+    for name, r in res.overall_rates.iterrows():
+        row = {
+            "requirement sample": count_text(r["anchor_correct"], r["anchor_n"], r["anchor_rate"]),
+            "held-out": count_text(r["heldout_correct"], r["heldout_n"], r["heldout_rate"]),
+            f"lower {level}": lower_text(r["lower"]),
+            f"upper {level}": upper_text(r["upper"]),
+        }
+        if detail or pd.isna(r["lower"]):
+            row["method"] = r["method"]
+        rows[str(name).capitalize()] = row
+    return pd.DataFrame.from_dict(rows, orient="index").fillna("")
 
 
 def _requirements_section(res: MulticlassSummarySource) -> dict[str, str]:
@@ -219,7 +243,12 @@ def _notes(res: MulticlassSummarySource, detail: bool) -> list[str]:
             + ("" if res.shift is None else f" ({level_percent(res.shift.alpha_each)} for the guaranteed classes)")
             + "; the joint statement holds for its classes at once. Each class's precision (PPV, the share "
             "of its calls that are right) gets an exact two-sided interval; unlike the recall it depends on the "
-            "class mix, here the held-out sample's (the split keeps the data's)."
+            "class mix, here the held-out sample's (the split keeps the data's), as does the accuracy (exact "
+            "two-sided interval). The balanced accuracy is the mean of the recalls; its interval is the mean of "
+            f"the classes' exact two-sided recall intervals at {level_percent(res.model.alpha / len(res.classes))} "
+            "each."
+            + ("" if res.shift is None else " In guarantee mode the held-out rows of the guaranteed classes set "
+               "the offsets, so the precision, accuracy and balanced accuracy get no interval.")
         )
     notes.append(
         "The requirement-sample recalls are in-sample: the rule was chosen to meet the requirements there, so "
@@ -264,13 +293,19 @@ def build_multiclass_summary(res: MulticlassSummarySource, *, timing: bool = Tru
     summary = Summary("Multiclass Constrained SVM (CSVM) Results")
     summary.add_df(_model_table(res, detail), header=False, align="l", caption="Model and data")
     summary.add_paragraphs("Samples", _samples(res))
-    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail), header=False, align="l",
+    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail,
+                                screening=getattr(res.engine_fit, "screening", None)), header=False, align="l",
                    caption="Solver")
     summary.add_paragraphs("Requirements", _requirements_section(res))
     summary.add_df(_recall_table(res, detail),
                    caption="Recall per class (held-out = evidence, requirement sample = in-sample)")
+    if res.split.holdout.size:
+        summary.add_df(_overall_table(res, detail),
+                       caption="Accuracy over all classes (held-out = evidence, requirement sample = in-sample)")
     statements = {str(label): str(text) for label, text in res.statements.items()}
     statements["Joint"] = res.joint_statement
+    if res.split.holdout.size:
+        statements.update({str(rate).capitalize(): str(text) for rate, text in res.overall_statements.items()})
     summary.add_paragraphs("Confidence statements", statements)
     if res.split.holdout.size:
         summary.add_df(_confusion_table(res), caption="Held-out confusion matrix (rows: true class, columns: predicted)")

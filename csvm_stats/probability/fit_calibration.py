@@ -272,7 +272,7 @@ class Calibration:
         def called(what: str, span: tuple[float, float]) -> str:
             if np.isnan(span[0]):
                 return f"no point {what}"
-            return f"{what} points with P from {span[0]:.3g} to {span[1]:.3g}"
+            return f"{what} points with P from {probability_text(span[0])} to {probability_text(span[1])}"
 
         source = ("come from a logistic model fitted beside the rule" if self.model is not None else
                   "are a sigmoid of the score that does not increase with it (the score did not rank the "
@@ -283,6 +283,21 @@ class Calibration:
             f"{called(positive, r.positive_range)} and {called('the other', r.negative_range)}, and it differs "
             f"from the more probable class (P >= 1/2) on {r.disagree} of them. " + interval
         )
+
+
+#: Probabilities closer than this to 0 or 1 are printed as "<0.001" / ">0.999" (a printed 0 or 1 reads as certainty).
+PROBABILITY_FLOOR = 0.001
+
+
+def probability_text(p: float) -> str:
+    """A probability in a sentence: 3 significant digits, "<0.001" or ">0.999" near 0 and 1 (never a bare 0 or 1:
+    a fitted probability of exactly 0 or 1 is a floating-point underflow, not a certainty). No space after the
+    sign, so that a wrapped line never separates it from its number."""
+    if p < PROBABILITY_FLOOR:
+        return f"<{PROBABILITY_FLOOR:g}"
+    if p > 1.0 - PROBABILITY_FLOOR:
+        return f">{1.0 - PROBABILITY_FLOOR:g}"
+    return f"{p:.3g}"
 
 
 def holdout_is_enough(y_holdout: np.ndarray) -> bool:

@@ -57,43 +57,80 @@ def upper_text(value: float) -> str:
     return "" if pd.isna(value) else round_up(value, 3)
 
 
-def samples_section(split: Any, describe: Callable[[np.ndarray], str]) -> dict[str, str]:
-    """One line per sample: its size (``describe(rows)``) and what it is for."""
-    return {SAMPLE_TITLES[name]: f"{describe(getattr(split, name))}; {ROLE_TEXT[name]}."
+def samples_section(split: Any, describe: Callable[[np.ndarray], str],
+                    holdout_role: str | None = None) -> dict[str, str]:
+    """One line per sample: its size (``describe(rows)``) and what it is for.
+
+    ``holdout_role`` replaces the held-out sample's role (guarantee mode:
+    :data:`~csvm_stats.models.results_base.GUARANTEE_HOLDOUT_TEXT`, its rows set the rule).
+    """
+    roles = {**ROLE_TEXT, **({"holdout": holdout_role} if holdout_role else {})}
+    return {SAMPLE_TITLES[name]: f"{describe(getattr(split, name))}; {roles[name]}."
             for name in ("train", "anchor", "holdout")}
 
 
-def _result_text(record: SolveRecord) -> str:
+def _screened_text(screening: Any) -> str:
+    """The qualification of a proof when screening kept only some columns (empty without screening)."""
+    if screening is None or screening.exact:
+        return ""
+    return (f" among the {screening.candidates.size} screened columns only; a heuristic over all "
+            f"{screening.n_features} columns")
+
+
+def _result_text(record: SolveRecord, screening: Any = None) -> str:
+    screened = _screened_text(screening)
     if record.status is Status.OPTIMAL:
+        if screened:
+            return f"proven optimal{screened} (relative gap {record.gap:.2%})"
         return f"proven optimal (relative gap {record.gap:.2%})"
     if record.status is Status.TIME_LIMIT:
         during = f" during the {record.limit_phase}" if record.limit_phase else ""
         gap = (f"relative gap {record.gap:.2%}" if np.isfinite(record.gap)
                else "gap unknown: no lower bound was reached")
+        if screened:
+            gap += f"; the search was{screened}"
         if record.reason:  # the search ended before the limit (SolveRecord.reason)
             return f"not proven optimal: {record.reason}, with the best rule found ({gap})"
         return f"not proven optimal: stopped at the time limit{during} with the best rule found ({gap})"
-    return record.outcome
+    return record.outcome + (f" (the search was{screened})" if screened else "")
 
 
-def solver_table(record: SolveRecord, fit_options: Mapping[str, Any], *, timing: bool, detail: bool) -> pd.DataFrame:
-    """The solver in plain words: proven optimal or not, the gap, the time limit and its clock, the times.
+def _seconds(value: float) -> str:
+    return f"{value:.2f} s"
 
-    ``timing`` adds the CPU and wall times (they differ between identical
-    runs); ``detail`` adds the backend's version and choice, the
+
+def solver_table(record: SolveRecord, fit_options: Mapping[str, Any], *, timing: bool, detail: bool,
+                 screening: Any = None) -> pd.DataFrame:
+    """The solver in plain words: proven optimal or not, the gap, the time limit, the time taken.
+
+    ``screening`` (a sparse fit's :class:`~csvm_stats.sparse.model.Screening`)
+    qualifies the result when only some columns were searched. ``timing``
+    adds the time taken (it differs between identical runs); the default view
+    gives the whole fit's elapsed and computing (CPU) time in one line.
+    ``detail`` adds the solver's name, the clock option, the solver's own
+    times beside the whole fit's, the backend's version and choice, the
     formulation, objective, best bound and (with ``timing``) the node count.
     """
     clock = str(fit_options.get("clock", "wall"))
     limit = fit_options.get("time_limit")
-    pairs: dict[str, Any] = {"Result": _result_text(record), "Solver": record.backend}
+    pairs: dict[str, Any] = {"Result": _result_text(record, screening)}
+    if detail:
+        pairs["Solver"] = record.backend
     if limit is not None:
-        pairs["Time limit"] = f"{float(limit):g} s of {'CPU' if clock == 'cpu' else 'wall-clock'} time (clock={clock!r})"
+        kind = "computing (CPU)" if clock == "cpu" else "elapsed (wall-clock)"
+        pairs["Time limit"] = f"{float(limit):g} s of {kind} time" + (f" (clock={clock!r})" if detail else "")
     if timing:
         whole = np.isfinite(record.fit_wall_time)  # the whole fit's times (the solver's alone outside a fit)
-        pairs["CPU time (s)"] = f"{record.fit_cpu_time if whole else record.cpu_time:.2f}"
-        pairs["Wall time (s)"] = f"{record.fit_wall_time if whole else record.wall_time:.2f}"
-        if whole:
-            pairs["Solver time (s)"] = f"{record.cpu_time:.2f} CPU, {record.wall_time:.2f} wall"
+        cpu = record.fit_cpu_time if whole else record.cpu_time
+        wall = record.fit_wall_time if whole else record.wall_time
+        if detail:
+            pairs["CPU time (s)"] = f"{cpu:.2f}"
+            pairs["Wall time (s)"] = f"{wall:.2f}"
+            if whole:
+                pairs["Solver time (s)"] = (f"{record.cpu_time:.2f} CPU, {record.wall_time:.2f} wall (the "
+                                            "optimisation alone, part of the fit's times above)")
+        else:
+            pairs["Time taken"] = f"{_seconds(wall)} elapsed, {_seconds(cpu)} of computing (CPU) time"
     if detail:
         pairs["Backend"] = f"{record.backend} {record.backend_version}".strip()
         if record.choice:
@@ -126,7 +163,7 @@ def certification_text(what: str, row: pd.Series, alpha: float) -> str:
 def capped_text(what: str, adj: Any, units: str) -> str:
     """A capped requirement in plain words (the detail view keeps the margin's own note)."""
     return (f"The {what} requirement {adj.target:g} asks for more than the requirement sample's {adj.n} {units} "
-            f"can show at this confidence ({adj.bound} allowance for chance), so it was capped at 1: every one of "
+            f"can show at this confidence (after the allowance for chance), so it was capped at 1: every one of "
             f"them had to be classified correctly. From {adj.min_n} {units} on it would not be capped.")
 
 

@@ -6,10 +6,11 @@ fills it for a two-class fit in the words of clinical reports (caret's
 ``confusionMatrix``, epiR's ``epi.tests``): the requirements and whether the
 held-out sample certifies them, one line per sample saying what it is for,
 sensitivity, specificity, accuracy, balanced accuracy, PPV and NPV with
-exact (Clopper-Pearson) intervals, the solver in plain words. The detail
-view (``detail=True``) adds the internal terms: the anchor counts and
-margin, the Bonferroni-joint bounds, the solver's formulation, objective and
-nodes, the kernel solution's ranks. Built with ``timing=False`` the report
+exact (Clopper-Pearson) intervals, the solver in plain words (proven optimal
+or not, the time limit and the time taken). The detail view (``detail=True``)
+adds the internal terms: the anchor counts and margin, the Bonferroni-joint
+bounds, the solver's name, clock option, own times, formulation, objective
+and nodes, the probability model's recalibration, the kernel solution's ranks. Built with ``timing=False`` the report
 contains nothing that changes between identical fits (no times, no node
 count), so its text can be compared with a stored golden copy.
 """
@@ -30,6 +31,7 @@ from csvm_stats.inference.certification import (
 )
 from csvm_stats.inference.bounds import clopper_pearson_lower
 from csvm_stats.models.fitstate import ModelSpec
+from csvm_stats.models.results_base import GUARANTEE_HOLDOUT_TEXT
 from csvm_stats.optimization.engine import CSVMFit
 from csvm_stats.optimization.solvers.base import SolveRecord
 from csvm_stats.preprocessing.design import SampleSplit
@@ -152,7 +154,7 @@ def _probability_rows(res: SummarySource, detail: bool) -> dict[str, str]:
     recalibration = calibration.recalibration_line()
     return {
         "Probabilities": calibration.describe(),
-        **({"Recalibration": recalibration} if recalibration else {}),
+        **({"Recalibration": recalibration} if recalibration and detail else {}),
         "Rule as probability": calibration.rule_line(repr(res.model.coding.positive)),
         **(ensembles if detail else {}),
     }
@@ -164,7 +166,11 @@ def _samples(res: SummarySource) -> dict[str, str]:
     def describe(idx: np.ndarray) -> str:
         return f"{idx.size} rows ({int(np.sum(y[idx] > 0))} {coding.positive!r}, {int(np.sum(y[idx] < 0))} {coding.negative!r})"
 
-    return samples_section(res.split, describe)
+    umbrella = res.umbrella
+    role = None if umbrella is None else GUARANTEE_HOLDOUT_TEXT["binary"].format(
+        units=f"{RATE_UNITS[umbrella.rate]} ({(coding.positive if umbrella.rate == 'tpr' else coding.negative)!r})",
+        rate=RATE_NAMES_LOWER[umbrella.rate])
+    return samples_section(res.split, describe, role)
 
 
 # ---------------------------------------------------------------------- rates
@@ -328,7 +334,8 @@ def build_summary(
     summary = Summary(title)
     summary.add_df(_model_table(res, detail), header=False, align="l", caption="Model and data")
     summary.add_paragraphs("Samples", _samples(res))
-    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail), header=False, align="l",
+    summary.add_df(solver_table(res.solver, res.fit_options, timing=timing, detail=detail,
+                                screening=getattr(res.engine_fit, "screening", None)), header=False, align="l",
                    caption="Solver")
     summary.add_paragraphs("Requirements", _requirements_section(res))
     summary.add_df(_rate_table(res, detail),
