@@ -433,6 +433,21 @@ API_CASES = [
     Case("api: valid Arrow string factor", "api", valid_design(_assign(cat=lambda f: f.cat.astype("large_string[pyarrow]")), ["u1", "u2", "cat[T.s]", "cat[T.t]"]), None),
     Case("api: valid Int64 and boolean predictors", "api", valid_design(_assign(u2=lambda f: (f.u2 > 0).astype("boolean"), cat=lambda f: f.u1.round().astype("Int64")), ["u1", "u2", "cat"]), None),
     Case("api: valid Float64 predictor", "api", valid_design(_assign(u2=lambda f: f.u2.astype("Float64")), ["u1", "u2", "cat[T.s]", "cat[T.t]"]), None),
+    # review r11 F3: a factor with one level was dropped from the design without a word
+    Case("api: one-level text factor named in the formula", "api", design(_assign(s="one"), "y ~ u1 + s"), DataError, r"the factor 's' has the single level 'one' in the data, so it cannot enter the model \(a factor needs at least 2 levels.*Remove it from the formula \(with '\.', write '\. - s'\)"),
+    Case("api: one-level Categorical through '.'", "api", design(_assign(s=pd.Categorical(["one"] * N))), DataError, r"the factor 's' has the single level 'one'.*contrasts can be applied only to factors with 2 or more levels"),
+    Case("api: one-level factor in an interaction", "api", design(_assign(s="one"), "y ~ u2 + u1:s"), DataError, r"the factor 's' has the single level 'one'"),
+    Case("api: one-level factor in a code formula (safe=False)", "api", lambda c: build_design("y ~ u1 + s", c.frame.assign(s="one"), safe=False), DataError, r"the factor 's' has the single level 'one'"),
+    Case("api: two one-level factors", "api", design(_assign(s="one", t=pd.Categorical(["a"] * N)), "y ~ u1 + s + t"), DataError, r"the factors 's' has the single level 'one', 't' has the single level 'a'.*'\. - s - t'"),
+    # review r11 F4: numbers with thousands separators, and identifiers, became one dummy per row
+    Case("api: numbers with thousands separators", "api", design(_assign(s=lambda f: [f"{v:,.0f}" for v in f.u1.abs() * 10000 + 1000])), DataError, r"the data column 's' holds text, but its values are numbers written with thousands separators \(e\.g\. '\d,\d\d\d'.*pd\.to_numeric\(df\['s'\]\.str\.replace\(',', ''\)\)"),
+    Case("api: thousands separators and '?'", "api", design(_assign(s=lambda f: [f"{v:,.0f}" if i else "?" for i, v in enumerate(f.u1.abs() * 10000 + 1000)])), DataError, r"thousands separators.*missing-value code\(s\) \['\?'\].*errors='coerce'.*rows with '\?'"),
+    Case("api: valid few thousands-separated levels stay a factor", "api", valid_design(_assign(cat=lambda f: f.cat.map({"r": "1,000", "s": "2,000", "t": "5,000"})), ["u1", "u2", "cat[T.2,000]", "cat[T.5,000]"]), None),
+    Case("api: an identifier column", "api", design(_assign(pid=[f"P{i:05d}" for i in range(N)])), DataError, r"the data column 'pid' holds text with a different value in each of its 120 rows \(e\.g\. \['P00000', 'P00001', 'P00002'\]\): an identifier\?.*Drop it from the formula with '- pid' \(e\.g\. 'y ~ \. - pid'\)"),
+    Case("api: valid identifier left out with '- pid'", "api", valid_design(_assign(pid=[f"P{i:05d}" for i in range(N)]), ["u1", "u2", "cat[T.s]", "cat[T.t]"], "y ~ . - pid"), None),
+    # review r11 F8: a stray third response value with tpr_min
+    Case("api: stray '' in a two-class response", "api", fit(_assign(y=lambda f: f.y.where(f.index != 3, ""))), DataError, r"the response 'y' has 3 classes: '' \(1 row\), 'n' \(\d+ rows\), 'p' \(\d+ rows\); tpr_min needs exactly two classes.*If '' is a stray value, remove or recode those rows.*recall_min=\{'[np]': 0\.9, \.\.\.\}"),
+    Case("api: stray 0.5 in a 0/1 response", "api", fit(_assign(y=lambda f: (f.y == "p").astype(float).where(f.index != 3, 0.5)), tnr_min=0.7), DataError, r"the response 'y' has 3 classes: 0\.0 \(\d+ rows\), 0\.5 \(1 row\), 1\.0 \(\d+ rows\); tnr_min needs exactly two classes"),
     Case("api: valid string[pyarrow] response", "api", lambda c: fit(_assign(y=lambda f: f.y.astype("string[pyarrow]")))(c).predict(c.frame).iloc[0] in ("p", "n") or 1 / 0, None),
     Case("api: valid boolean response", "api", lambda c: fit(_assign(y=lambda f: (f.y == "p").astype("boolean")))(c).predict(c.frame).dtype == "boolean" or 1 / 0, None),
 ]
@@ -590,6 +605,12 @@ def _with_env(name: str, value: str, run: Callable[[], Any]) -> Any:
             os.environ[name] = old
 
 
+def _frame_csv(ctx: Ctx, name: str, change: Callable[[pd.DataFrame], pd.DataFrame], **to_csv: Any) -> Path:
+    path = ctx.folder / name
+    change(ctx.frame.copy()).to_csv(path, **({"index": False} | to_csv))
+    return path
+
+
 def _full_stdout(ctx: Ctx) -> Any:
     with open("/dev/full", "w") as full:
         return ctx.cli("predict", ctx.model_file, ctx.csv, stdout=full)
@@ -607,6 +628,17 @@ CLI_CASES = [
     Case("cli: data FIFO", "cli", lambda c: c.cli("fit", c.fifo("pipe.csv"), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, r"named pipe \(FIFO\)"),
     Case("cli: data symlink to /dev/zero", "cli", lambda c: c.cli("predict", c.model_file, c.link("zero.csv", "/dev/zero")), ExitCode, r"symbolic link to '/dev/zero'"),
     Case("cli: model /dev/null", "cli", lambda c: c.cli("predict", "/dev/null", c.csv), ExitCode, rf"exit {EXIT_FILE}: .*character device"),
+    # review r11 F6, F7: a header without rows; another separator; a header cell without a name
+    Case("cli: predict on a header without rows", "cli", lambda c: c.cli("predict", c.model_file, _lines(c, "header_only.csv", "u1,u2,cat,y\n")), ExitCode, rf"exit {EXIT_DATA}: .*header_only.csv' has a header but no rows; there is nothing to predict"),
+    Case("cli: ';'-separated .csv", "cli", lambda c: c.cli("fit", _frame_csv(c, "semi.csv", lambda f: f, sep=";"), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_FILE}: .*semi.csv' has a single column named 'u1;u2;cat;y': it looks separated by ';', but a .csv file is read with ',' as separator\. To read it, save it with ',' separators and '\.' as the decimal mark"),
+    Case("cli: tab-separated .csv", "cli", lambda c: c.cli("fit", _frame_csv(c, "tabs.csv", lambda f: f, sep="\t"), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_FILE}: .*it looks separated by tabs.*name it \.tsv"),
+    Case("cli: empty header cell", "cli", lambda c: c.cli("fit", _frame_csv(c, "unnamed.csv", lambda f: f.rename(columns={"u2": ""})), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*column 2 \(after 'u1'\) of the header has no name; every column needs one"),
+    Case("cli: pandas' index column", "cli", lambda c: c.cli("fit", _frame_csv(c, "indexed.csv", lambda f: f, index=True), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the first column has no name in the header and holds the row numbers 0, 1, 2, \.\.\.: the row index that pandas' to_csv writes\. Write the file with to_csv\(\.\.\., index=False\)"),
+    Case("cli: trailing separators", "cli", lambda c: c.cli("fit", _lines(c, "trailing.csv", "".join(f"{a},{b},{y},\n" for a, b, y in [("u1", "u2", "y")] + [(i, i % 7, "pn"[i % 2]) for i in range(40)])), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*every line ends with a separator"),
+    # review r11 F3, F4, F8 worded for the command line
+    Case("cli: one-level factor", "cli", lambda c: c.cli("fit", _frame_csv(c, "onelevel.csv", _assign(s="one")), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the factor 's' has the single level 'one'.*'\. - s'"),
+    Case("cli: thousands separators", "cli", lambda c: c.cli("fit", _frame_csv(c, "thousands.csv", _assign(s=lambda f: [f"{v:,.0f}" for v in f.u1.abs() * 10000 + 1000])), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*thousands separators.*Write the numbers without thousands separators in the file \(2257, not 2,257\)"),
+    Case("cli: stray third class with --tpr-min", "cli", lambda c: c.cli("fit", _frame_csv(c, "stray.csv", _assign(y=lambda f: f.y.where(f.index != 3, "?"))), "-f", "y ~ .", "--tpr-min", "0.7"), ExitCode, rf"exit {EXIT_DATA}: .*the response 'y' has 3 classes: '\?' \(1 row\).*--tpr-min needs exactly two classes.*--recall-min [np]=0\.9 \.\.\."),
     Case("cli: predict to /dev/full", "cli", _full_stdout, ExitCode, rf"exit {EXIT_FILE}: .*standard output: No space left on device"),
     Case("cli: predict into a closed pipe", "cli", _closed_pipe, ExitCode, rf"exit {EXIT_FILE}: .*broken pipe"),
     Case("cli: a 2 MB cell", "cli", lambda c: c.cli("fit", _lines(c, "cell.csv", "a,y\n" + "x" * 2_000_000 + ",1\n"), "-f", "y ~ ."), ExitCode, r"cell near line 2 is longer than 1048576 characters \(CSVM_STATS_CSV_MAX_CELL\)"),

@@ -359,7 +359,9 @@ def test_errors_name_command_line_flags_not_python_keywords(files, capsys):
     assert "samples" not in err and "fractions=" not in err
     code, _, err = _run(["fit", files["train"], "-f", "grp ~ x1 + x2", "--tpr-min", "0.8"], capsys)
     assert code == EXIT_DATA
-    assert "['--tpr-min'] belong to the two-class model" in err and "--recall-min label=0.9 ..." in err
+    # review r11 F8: the response's classes are named, and the advice uses the flags
+    assert "the response 'grp' has 3 classes: 'a' (" in err and "--tpr-min needs exactly two classes" in err, err
+    assert re.search(r"--recall-min [abc]=0\.9 \.\.\. instead", err), err
     assert "recall_min" not in err
     code, _, err = _run(["fit", files["train"], "-f", "grp ~ x1 + x2", "--recall-min", "a=0.6", "--guarantee", "tnr"],
                         capsys)

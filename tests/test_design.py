@@ -218,6 +218,36 @@ def test_many_numbers_and_a_few_words_in_a_text_column_warn_that_a_word_may_mark
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_numbers_as_text(pd.Series(["1", "2", "3a", "unknown", "4+"]), "stage")  # a factor
-        check_numbers_as_text(pd.Series(numbers[:30] + [f"w{i}" for i in range(10)]), "mixed")  # words > 1 in 4
+        # words > 1 in 4 (each value twice: a value per row is an identifier, refused since review r11 F4)
+        check_numbers_as_text(pd.Series((numbers[:30] + [f"w{i}" for i in range(10)]) * 2), "mixed")
     with pytest.raises(DataError, match="one level per number"):
         check_numbers_as_text(pd.Series(numbers + ["?"]), "dose")  # a missing-value code: refused as before
+
+
+def test_thousands_separators_and_identifiers_are_not_silently_factors_with_a_level_per_row():
+    """Review r11 F4: "2,257" numbers (395 levels on 400 rows) and a patient ID became 399/404 coefficients, silently."""
+    from csvm_stats.preprocessing.dtypes import check_numbers_as_text
+    from csvm_stats.preprocessing.wording import front_end
+
+    grouped = pd.Series([f"{v:,}" for v in range(1000, 61000, 1000)])
+    with pytest.raises(DataError, match=r"'s' holds text, but its values are numbers written with thousands separators "
+                                        r"\(e\.g\. '1,000': 60 distinct numbers\).*pd\.to_numeric\(df\['s'\]\.str\.replace"
+                                        r"\(',', ''\)\).*thousands=','"):
+        check_numbers_as_text(grouped, "s")
+    with front_end("cli"), pytest.raises(DataError, match=r"Write the numbers without thousands separators in the file"):
+        check_numbers_as_text(grouped, "s")
+    with pytest.raises(DataError, match="thousands separators"):  # plain numbers below 1000 beside them
+        check_numbers_as_text(pd.Series(["257", "999", "1,257", "12,000", "3,500", "5"] * 3), "s")
+    with pytest.raises(DataError, match=r"'pid' holds text with a different value in each of its 30 rows.*'- pid'"):
+        check_numbers_as_text(pd.Series([f"P{i:03d}" for i in range(30)]), "pid")
+    with pytest.raises(DataError, match=r"different value in each of its 30 rows.*pd\.to_numeric\(df\['code'\]\)"):
+        check_numbers_as_text(pd.Series([str(10000 + i) for i in range(30)]), "code")  # numbers, one per row
+    with pytest.warns(UserWarning, match=r"'site' holds text with 25 distinct values in 30 rows.*'- site'.*group its "
+                                         r"values into fewer levels") as seen:
+        check_numbers_as_text(pd.Series([f"S{i}" for i in range(25)] + ["S0"] * 5), "site")
+    assert seen[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_numbers_as_text(pd.Series(["1,000", "2,000", "5,000"] * 10), "dose")  # few levels: a factor
+        check_numbers_as_text(pd.Series([f"S{i}" for i in range(19)] * 2), "site")  # fewer than 20 levels
+        check_numbers_as_text(pd.Series([f"F{i}" for i in range(30)] * 2), "family")  # two rows per level

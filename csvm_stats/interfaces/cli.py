@@ -107,6 +107,58 @@ def _check_cells(data: pd.DataFrame, path: Path) -> None:
         )
 
 
+_SEPARATORS = {";": "';'", "\t": "tabs", ",": "','", "|": "'|'"}
+
+
+def _check_header(names: list[str], data: pd.DataFrame, path: Path, suffix: str) -> None:
+    """Refuse a header that was read with the wrong separator, or that has a cell without a name (review r11 F7).
+
+    A file separated by ';' (Excel's CSV where the decimal mark is a comma) or by tabs but named .csv
+    reads as one column whose name holds every name; pandas would call an empty header cell
+    'Unnamed: 0' and ``y ~ .`` would make it a predictor.
+    """
+    empty = [i for i, name in enumerate(names) if not name.strip()]
+    if not empty:
+        return
+    first = data.iloc[:, 0] if data.shape[1] else None
+    if empty == [0] and first is not None and len(first) and pd.api.types.is_integer_dtype(first.dtype) and (
+            first.to_numpy() == np.arange(len(first))).all():
+        raise DataError(
+            f"{str(path)!r}: the first column has no name in the header and holds the row numbers 0, 1, 2, ...: the "
+            "row index that pandas' to_csv writes. Write the file with to_csv(..., index=False), or delete that "
+            "column; it is not a predictor."
+        )
+    last = data.iloc[:, -1] if data.shape[1] == len(names) else None
+    if empty == [len(names) - 1] and last is not None and last.isna().all():
+        raise DataError(
+            f"{str(path)!r}: every line ends with a separator (the header's last cell, column {len(names)}, is empty and "
+            "so is that column); remove the trailing separators."
+        )
+    where = ", ".join(f"column {i + 1}" + (f" (after {names[i - 1]!r})" if i and names[i - 1].strip() else "")
+                      for i in empty)
+    raise DataError(
+        f"{str(path)!r}: {where} of the header {'has' if len(empty) == 1 else 'have'} no name; every column needs "
+        "one (an unnamed column would enter 'y ~ .' as a predictor named by pandas). Give it a name in the header "
+        "row, or delete the column."
+    )
+
+
+def _check_separator(names: list[str], path: Path, suffix: str) -> None:
+    """Refuse a header read as one column whose name holds another separator (';', tabs, ...)."""
+    sep = "\t" if suffix == ".tsv" else ","
+    if len(names) == 1 and suffix in CSV_SUFFIXES:
+        for other, word in _SEPARATORS.items():
+            parts = [part for part in names[0].split(other) if part.strip()]
+            if other != sep and len(parts) >= 2:
+                decimal = " and '.' as the decimal mark" if other == ";" else ""
+                fix = ("name it .tsv (or save it as .parquet)" if other == "\t" else
+                       f"save it with ',' separators{decimal} (or as .tsv or .parquet)")
+                raise FileProblem(
+                    f"{str(path)!r} has a single column named {names[0]!r}: it looks separated by {word}, but a "
+                    f"{suffix} file is read with {_SEPARATORS[sep]} as separator. To read it, {fix}."
+                )
+
+
 def read_table(path: str | Path, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """A CSV or Parquet file as a DataFrame (format from the suffix).
 
@@ -138,6 +190,7 @@ def read_table(path: str | Path, text_columns: Sequence[str] = ()) -> pd.DataFra
             except (InputFileError, InputLimitError) as error:
                 raise FileProblem(str(error)) from None
             names = _header_row(path, sep)
+            _check_separator(names, path, suffix)  # before reading rows that may not fit the header
             data = pd.read_csv(path, sep=sep, dtype={c: str for c in text_columns if c in names} or None)
         else:
             data = pd.read_parquet(path)
@@ -146,6 +199,7 @@ def read_table(path: str | Path, text_columns: Sequence[str] = ()) -> pd.DataFra
         raise FileProblem(f"{str(path)!r} is empty: it has no header row and 0 rows.") from None
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, ImportError) as error:
         raise FileProblem(f"cannot read {str(path)!r} as {suffix[1:]}: {error}") from None
+    _check_header(names, data, path, suffix)
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise DataError(f"{str(path)!r} has duplicated column name(s) {repeated}; give every column its own name.")
@@ -341,6 +395,8 @@ def predict_command(args: argparse.Namespace) -> int:
     levels = model.formula.factor_levels() if model.formula is not None else {}
     # a factor fitted on text levels is read as text, whatever the batch's values look like (review r7 F6)
     data = read_table(args.data, [c for c, lv in levels.items() if all(isinstance(v, str) for v in lv)])
+    if data.shape[0] == 0:
+        raise DataError(f"{str(args.data)!r} has a header but no rows; there is nothing to predict.")
     decision = model.decision_function(data)
     if isinstance(decision, pd.DataFrame):  # several classes: one score column per class
         scores = decision.rename(columns=lambda c: f"score_{c}")

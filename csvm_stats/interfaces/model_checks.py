@@ -147,7 +147,7 @@ def _formula(fields: Any, columns: list[str]) -> FormulaDesign | None:
         else (Factor.Kind.NUMERICAL, {})
         for expr in exprs
     }
-    spec = ModelSpec(formula=parsed.rhs(), materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
+    spec = ModelSpec(formula=parsed.rhs_terms(), materializer="pandas", ensure_full_rank=True, encoder_state=encoder_state)
     try:
         check_structure(spec, parsed)
     except DataError as error:

@@ -73,6 +73,31 @@ def wants_multiclass(endog: Any, recall_min: Any) -> bool:
         return False
 
 
+def _refuse_two_class_options(endog: Any, names: list[str]) -> None:
+    """Two-class options without ``recall_min``: the response has more than two classes; name them with counts.
+
+    A stray value ('' among 'case'/'control', 0.5 among 0/1) makes a two-class response a three-class
+    one; the problem is the response, not a conflict of options (review r11 F8).
+    """
+    coding, codes = encode_classes(endog)  # its own errors (one class, a measurement) come first
+    levels = list(coding.levels)
+    if len(levels) <= 2:
+        return
+    counts = np.bincount(codes, minlength=len(levels))
+    what = f"the response {coding.name!r}" if coding.name is not None else "the response"
+    listed = ", ".join(f"{level!r} ({count} row{'' if count == 1 else 's'})" for level, count in zip(levels, counts))
+    order = np.argsort(counts, kind="stable")
+    odd = [levels[i] for i in order[: len(levels) - 2]]
+    flags = " and ".join(option_name(name) for name in names)
+    raise DataError(
+        f"{what} has {len(levels)} classes: {listed}; {flags} need{'s' if len(names) == 1 else ''} exactly two "
+        f"classes (a positive and a negative). If {', '.join(map(repr, odd))} "
+        f"{'is a stray value' if len(odd) == 1 else 'are stray values'}, remove or recode those rows; for a model "
+        f"of all {len(levels)} classes, state the required recall of each class with "
+        f"{option('recall_min', {levels[order[-1]]: 0.9}, more=True)} instead."
+    )
+
+
 class MulticlassCSVM(CSVM):
     """Multiclass constrained SVM with required per-class recalls (argmax of per-class scores).
 
@@ -170,6 +195,8 @@ class MulticlassCSVM(CSVM):
             )
         binary_only = {k: v for k, v in (("tpr_min", tpr_min), ("tnr_min", tnr_min), ("acc_min", acc_min),
                                           ("positive", positive)) if v is not None}
+        if binary_only and recall_min is None:
+            _refuse_two_class_options(endog, sorted(binary_only))
         if binary_only:
             sensitivity = ("recall_min={positive: p}" if current_front_end() == "python"
                            else f"{option_name('recall_min')} POSITIVE=P")

@@ -21,13 +21,16 @@ drop), datetimes and timedeltas (formulaic multiplies them by 0/1 and
 fails), periods and intervals; and, in the data a model is fitted on, a
 text column of numbers mixed with missing-value codes such as "?" (a numeric
 column that pandas reads as text and a formula would code as a factor with one
-level per number; :func:`check_numbers_as_text`).
+level per number; :func:`check_numbers_as_text`), numbers written with thousands
+separators ("2,257"), and a text column with a different value in every row (an
+identifier).
 """
 
 from __future__ import annotations
 
 
 import numbers
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -95,12 +98,21 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
     numbers: ``"unknown"``, ``"not done"`` may be missing-value words); a factor
     such as "0", "1-3", "4+" or "1", "2", "3a", "unknown" stays a factor without
     a warning, and a Categorical is never checked.
+
+    Numbers written with thousands separators ("2,257") are numbers too
+    (:func:`_check_thousands`), and a column with nearly one value per row is an
+    identifier, not a factor (:func:`_check_identifier`).
     """
-    levels = pd.unique(column.dropna().astype(str))
+    values = column.dropna().astype(str)
+    levels = pd.unique(values)
     as_numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce").notna().to_numpy()
     n_numbers = int(as_numbers.sum())
     others = [str(v) for v in levels[~as_numbers]]
     python = current_front_end() == "python"
+    _check_thousands(levels, as_numbers, name, python)
+    if not (n_numbers < MIN_NUMBER_LEVELS or not others or any(o.strip() not in MISSING_CODES for o in others)):
+        _refuse_numbers_with_codes(name, n_numbers, as_numbers.size, others, python)
+    _check_identifier(levels, len(values), name, python, numbers=not others, warn=False)
     if not others:  # numbers held as text (a file read with dtype=str, or codes)
         if n_numbers >= MANY_NUMBER_LEVELS:
             fix = (f"convert it with pd.to_numeric(df[{name!r}]) if it is a number; make it a Categorical "
@@ -121,9 +133,12 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
                        f"{others[:5]}{' ...' if len(others) > 5 else ''}: it is coded as a factor with "
                        f"{as_numbers.size} levels, one per number. {fix[0].upper()}{fix[1:]}.", UserWarning)
         return
-    if n_numbers < MIN_NUMBER_LEVELS or any(o.strip() not in MISSING_CODES for o in others):
-        return
-    what = (f"{n_numbers} of its {as_numbers.size} distinct values are numbers, the others "
+    _check_identifier(levels, len(values), name, python, numbers=False, warn=True)
+
+
+def _refuse_numbers_with_codes(name: str, n_numbers: int, n_levels: int, others: list[str], python: bool) -> None:
+    """The refusal of :func:`check_numbers_as_text`: numbers mixed with missing-value codes only."""
+    what = (f"{n_numbers} of its {n_levels} distinct values are numbers, the others "
             f"{others[:5]}{' ...' if len(others) > 5 else ''}")
     if python:
         fix = (f"if {others[0]!r} marks a missing value, convert with pd.to_numeric(df[{name!r}], "
@@ -136,6 +151,85 @@ def check_numbers_as_text(column: pd.Series, name: str) -> None:
         f"the data column {name!r} holds text, but {what}; as text it would be a factor with one level per number. "
         f"{fix[0].upper()}{fix[1:]}."
     )
+
+
+#: A text column with at least this many distinct values, more than :data:`ID_SHARE` of its rows, is an identifier
+#: rather than a factor (:func:`_check_identifier`).
+MIN_ID_LEVELS = 20
+ID_SHARE = 0.5
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+
+def _check_thousands(levels: np.ndarray, as_numbers: np.ndarray, name: str, python: bool) -> None:
+    """Refuse text that is numbers written with thousands separators ("2,257", "1,234.5"), review r11 F4.
+
+    Refused, not warned about, from :data:`MIN_NUMBER_LEVELS` distinct numbers: a thousands separator
+    marks a quantity (codes, identifiers and ZIP codes are not written with one), so a factor with one
+    level per such number has no use; a few levels ("1,000", "5,000" as dose groups) stay a factor. The
+    other values may be plain numbers and missing-value codes (:data:`MISSING_CODES`) only.
+    """
+    grouped = np.array([bool(_THOUSANDS.fullmatch(str(v).strip())) for v in levels], dtype=bool)
+    if not grouped.any():
+        return
+    words = [str(v) for v, g, n in zip(levels, grouped, as_numbers) if not g and not n]
+    if any(w.strip() not in MISSING_CODES for w in words) or int((grouped | as_numbers).sum()) < MIN_NUMBER_LEVELS:
+        return
+    example = str(levels[grouped][0]).strip()
+    codes = f" and the missing-value code(s) {words[:5]}" if words else ""
+    if python:
+        fix = (f"convert it with pd.to_numeric(df[{name!r}].str.replace(',', '')"
+               f"{', errors=' + repr('coerce') if words else ''})"
+               f"{' and remove or impute the rows with ' + repr(words[0]) if words else ''} (if ',' is the decimal "
+               f"mark, replace it with '.' instead), or read the file with pd.read_csv(..., thousands=','); if the "
+               f"column is a factor, make it one with df[{name!r}].astype('category')")
+    else:
+        fix = ("write the numbers without thousands separators in the file (2257, not 2,257)"
+               f"{' and leave missing cells empty' if words else ''}; if the column is a factor, give its levels a "
+               "form that is not a number (e.g. a prefix)")
+    raise DataError(
+        f"the data column {name!r} holds text, but its values are numbers written with thousands separators (e.g. "
+        f"{example!r}: {int((grouped | as_numbers).sum())} distinct numbers{codes}); as text it would be a factor "
+        f"with one level per number. {fix[0].upper()}{fix[1:]}."
+    )
+
+
+def _check_identifier(levels: np.ndarray, n_rows: int, name: str, python: bool, *, numbers: bool, warn: bool) -> None:
+    """Refuse a text column with a different value in every row; warn when values are nearly all distinct.
+
+    Such a column is an identifier (patient, sample or record ID), review r11 F4. Every value distinct,
+    from :data:`MIN_ID_LEVELS` rows: refused, because a factor with one level per row has no use (each
+    row gets its own coefficient, and no new row can be predicted: its value is an unseen level). More
+    than :data:`ID_SHARE` of the rows (and at least :data:`MIN_ID_LEVELS` levels): a warning, because a
+    factor of many small groups (clinics, families) can be meant; ``warn=False`` checks the refusal only
+    (a column of numbers gets the warning of :func:`check_numbers_as_text` instead).
+    """
+    n_levels = len(levels)
+    if n_levels < MIN_ID_LEVELS or n_levels <= ID_SHARE * n_rows or (n_levels < n_rows and not warn):
+        return
+    examples = [str(v) for v in levels[:3]]
+    drop = f"drop it from the formula with '- {name}' (e.g. 'y ~ . - {name}')" if _plain(name) else \
+        f"drop it from the formula with '- `{name}`'"
+    number = ""
+    if numbers:
+        number = (f"; if it is a measurement, convert it with pd.to_numeric(df[{name!r}])" if python else
+                  "; if it is a measurement, check how the file writes its numbers")
+    if n_levels == n_rows:
+        raise DataError(
+            f"the data column {name!r} holds text with a different value in each of its {n_rows} rows (e.g. "
+            f"{examples}): an identifier? As a factor it would have one level per row, so each row would get its "
+            f"own coefficient and no new row could be predicted (its value would be an unseen level). "
+            f"{drop[0].upper()}{drop[1:]}{number}."
+        )
+    warn_at_caller(
+        f"the data column {name!r} holds text with {n_levels} distinct values in {n_rows} rows (e.g. {examples}): it "
+        f"is coded as a factor with a level for nearly every row, which fits those rows by their own coefficients "
+        f"and cannot predict new values. If it is an identifier, {drop}{number}; otherwise group its values into "
+        "fewer levels.", UserWarning)
+
+
+def _plain(name: str) -> bool:
+    """Whether a formula can name ``name`` without backquotes."""
+    return re.fullmatch(r"[^\W\d][\w.]*", name) is not None
 
 
 def warn_if_baseline_differs_from_r(column: pd.Series, name: str) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from formulaic import model_matrix
+from formulaic import Formula, model_matrix
 from formulaic.errors import DataMismatchWarning, FactorEvaluationError, FormulaicError
 from formulaic.model_spec import ModelSpec
 from formulaic.parser.types import Factor
@@ -77,7 +77,8 @@ class FormulaDesign:
         if self.inputs is not None:
             check_columns(data, "newdata")
             data = _string_names(data)
-            missing = [c for c in self.inputs if c not in set(map(str, data.columns))]
+            present = set(map(str, data.columns))  # built once: a set per input column was O(p^2) (review r11 F2)
+            missing = [c for c in self.inputs if c not in present]
             if missing:
                 raise DataError(
                     f"newdata lacks the column(s) {missing} the formula {self.formula!r} uses "
@@ -277,7 +278,7 @@ def _without_intercept(matrix: pd.DataFrame, index: pd.Index, parsed: ParsedForm
     frame = matrix.drop(columns=[_INTERCEPT], errors="ignore").astype(float)
     frame.index = index
     if parsed is not None:
-        frame.columns = [parsed.design_name(str(name)) for name in frame.columns]
+        frame.columns = parsed.design_names([str(name) for name in frame.columns])
     return frame
 
 
@@ -287,13 +288,19 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
     which would drop that column without a word."""
     columns, generated = set(parsed.columns), parsed.generated_expressions()
     built = {(factor.expr, factor.eval_method) for term in spec.formula for factor in term.factors}
+    # formulaic gives a look-up of a column named 1 no column of its own (its term is the intercept's), whether
+    # the formula is one text or a list of terms
     lost = sorted({f.column for term in parsed.terms for f in term
-                   if (f.expr, Factor.EvalMethod.PYTHON if f.categorical else Factor.EvalMethod.LOOKUP) not in built})
+                   if (f.expr, Factor.EvalMethod.PYTHON if f.categorical else Factor.EvalMethod.LOOKUP) not in built
+                   or (not f.categorical and f.column == "1")})
     if lost:
         literal = [c for c in lost if c in ("0", "1")]
         hint = (f" formulaic reads a column named {literal[0]!r} as its intercept literal (a data frame built from an "
                 "array has columns 0, 1, ...); rename it, e.g. "
                 "data.rename(columns=lambda c: f'x{c}' if str(c) in ('0', '1') else c)" if literal else "")
+        if not hint and any(not c.strip() for c in lost):
+            hint = (" a column without a name (an empty header cell, or the index column of a file written by "
+                    "to_csv without index=False) cannot be a predictor; name it or drop it from the data frame")
         raise FormulaError(f"the formula {parsed.text!r} could not use the column(s) {lost};{hint}.")
     for term in spec.formula:
         for factor in term.factors:
@@ -304,6 +311,50 @@ def check_structure(spec: ModelSpec, parsed: ParsedFormula) -> None:
             )
             if not ours:
                 raise FormulaError(f"the formula {parsed.text!r} produced the factor {factor.expr!r}, which is not ours.")
+
+
+def check_terms_built(spec: ModelSpec, parsed: ParsedFormula | None) -> None:
+    """Refuse a factor with fewer than two levels, and any term that gives no design column (review r11 F3).
+
+    Treatment coding of a factor with one level has no column, so formulaic drops the term (``s``,
+    ``x0:s`` beside ``x0``) without a word, or codes ``x0:s`` alone as a copy of ``x0``; R's
+    model.matrix refuses such a factor wherever it is used ("contrasts can be applied only to factors
+    with 2 or more levels"), and so do we.
+    """
+    if parsed is None:  # a formula handed to formulaic as code: name its factors as formulaic does
+        columns = {name: name for name in spec.encoder_state}
+        text = str(spec.formula)
+    else:
+        columns = {f.expr: f.column for term in parsed.terms for f in term}
+        text = parsed.text
+    single: dict[str, list[Any]] = {}
+    for expr, name in columns.items():
+        kind, state = spec.encoder_state.get(expr, (None, {}))
+        if kind is Factor.Kind.CATEGORICAL and len(state.get("categories", ())) < 2:
+            single[name] = list(state.get("categories", ()))
+    empty = [":".join(columns.get(f.expr, f.expr) for f in term.factors)
+             for term, where in spec.term_slices.items()
+             if where.stop == where.start and any(f.expr in columns for f in term.factors)]
+    if not single:
+        if empty:
+            raise DataError(f"the term(s) {empty} of the formula {text!r} give no design column; remove "
+                            "them from the formula.")
+        return
+    one = len(single) == 1
+    described = ", ".join(f"{name!r} has the single level {levels[0]!r}" if levels else f"{name!r} has no level"
+                          for name, levels in single.items())
+    minus = " ".join(f"- {_formula_name(name)}" for name in single)
+    raise DataError(
+        f"the factor{'' if one else 's'} {described} in the data, so {'it' if one else 'they'} cannot enter the "
+        "model (a factor needs at least 2 levels; R says 'contrasts can be applied only to factors with 2 or more "
+        f"levels'). Remove {'it' if one else 'them'} from the formula (with '.', write '. {minus}'), or check why "
+        f"the column{' holds' if one else 's hold'} a single value."
+    )
+
+
+def _formula_name(name: str) -> str:
+    """``name`` as a formula writes it: plain, or between backquotes."""
+    return name if re.fullmatch(r"[^\W\d][\w.]*", name) else f"`{name}`"
 
 
 def _string_names(data: pd.DataFrame) -> pd.DataFrame:
@@ -328,13 +379,15 @@ def _safe_matrix(
     data = usable_frame(data, parsed.columns)
     if ordered_contrasts == "poly":
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
-    text = parsed.rhs()  # a FormulaError of a column formulaic cannot code is raised here, not translated
+    terms = parsed.rhs_terms()  # a FormulaError of a column formulaic cannot code is raised here, not translated
     try:
+        text = Formula(terms)  # parsed term by term, without the data as context: linear in the number of terms
         # only the formula's columns: another column named contr (or C) would hide formulaic's contr.poly (or C())
         rhs = model_matrix(text, _formula_columns(data, parsed), na_action="raise", context={})
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
     check_structure(rhs.model_spec, parsed)
+    check_terms_built(rhs.model_spec, parsed)
     check_distinct_names(rhs.model_spec.column_names, data)
     return parsed.response, pd.DataFrame(rhs), rhs.model_spec, parsed
 
@@ -349,6 +402,7 @@ def _code_matrix(formula: str, data: pd.DataFrame) -> tuple[str, pd.DataFrame, M
         rhs = model_matrix(formula, data, na_action="raise").rhs
     except (FormulaicError, ValueError) as error:
         raise _translate(error, data) from None
+    check_terms_built(rhs.model_spec, None)
     check_distinct_names(rhs.model_spec.column_names, data)
     return name, pd.DataFrame(rhs), rhs.model_spec, None
 
