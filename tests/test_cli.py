@@ -486,3 +486,27 @@ def test_tampered_calibration_is_refused(files, tmp_path):
 
     with pytest.raises(ModelFileError, match="calibration arrays without calibration metadata"):
         load_model(_rewrite(path, tmp_path / "orphan.csvm", metadata=no_calibration))
+
+
+def test_pandas_index_column_is_read_as_row_labels_with_a_warning_in_fit_and_predict(tmp_path, capsys):
+    """Review r12 F1: refusing the unnamed 0, 1, 2, ... column (r11 F7) broke df.to_csv(path) files, the most
+    common CSV a Python user writes, in predict and with explicit formulas; it is now read as index_col=0 would."""
+    plain, indexed = tmp_path / "plain.csv", tmp_path / "indexed.csv"
+    _frame(160, 1).to_csv(plain, index=False)
+    _frame(160, 1).to_csv(indexed)
+    new_plain, new_indexed = tmp_path / "new_plain.csv", tmp_path / "new_indexed.csv"
+    _frame(30, 2).drop(columns="y").to_csv(new_plain, index=False)
+    _frame(30, 2).drop(columns="y").to_csv(new_indexed)
+    import warnings
+
+    outputs = {}
+    for name, train, new in (("plain", plain, new_plain), ("indexed", indexed, new_indexed)):
+        model, out = tmp_path / f"{name}.csvm", tmp_path / f"{name}_pred.csv"
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert _run(["fit", train, "-f", "y ~ .", "--tpr-min", "0.7", "--seed", "0", "--save", model], capsys)[0] == 0
+            assert _run(["predict", model, new, "-o", out], capsys)[0] == 0
+        labels = [w for w in seen if "read as the rows' labels, not as data" in str(w.message)]
+        assert len(labels) == (2 if name == "indexed" else 0)
+        outputs[name] = pd.read_csv(out)
+    pd.testing.assert_frame_equal(outputs["plain"], outputs["indexed"])

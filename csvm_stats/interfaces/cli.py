@@ -45,7 +45,7 @@ from csvm_stats.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
-from csvm_stats.exceptions import InputFileError, InputLimitError
+from csvm_stats.exceptions import InputFileError, InputLimitError, warn_at_caller
 from csvm_stats.interfaces.cli_options import CSVM_DEFAULTS
 from csvm_stats.preprocessing.csv_scan import scan_csv
 from csvm_stats.preprocessing.paths import check_input_file
@@ -110,24 +110,28 @@ def _check_cells(data: pd.DataFrame, path: Path) -> None:
 _SEPARATORS = {";": "';'", "\t": "tabs", ",": "','", "|": "'|'"}
 
 
-def _check_header(names: list[str], data: pd.DataFrame, path: Path, suffix: str) -> None:
-    """Refuse a header that was read with the wrong separator, or that has a cell without a name (review r11 F7).
+def _check_header(names: list[str], data: pd.DataFrame, path: Path, suffix: str) -> pd.DataFrame:
+    """Refuse a header that was read with the wrong separator, or that has a cell without a name (review r11 F7);
+    pandas' row index (a first column without a name holding 0, 1, 2, ...) becomes the rows' labels.
 
     A file separated by ';' (Excel's CSV where the decimal mark is a comma) or by tabs but named .csv
     reads as one column whose name holds every name; pandas would call an empty header cell
-    'Unnamed: 0' and ``y ~ .`` would make it a predictor.
+    'Unnamed: 0' and ``y ~ .`` would make it a predictor. ``df.to_csv(path)`` writes the index that way, so
+    that column is read as ``pd.read_csv(path, index_col=0)`` would, with a warning saying so.
     """
     empty = [i for i, name in enumerate(names) if not name.strip()]
     if not empty:
-        return
+        return data
     first = data.iloc[:, 0] if data.shape[1] else None
     if empty == [0] and first is not None and len(first) and pd.api.types.is_integer_dtype(first.dtype) and (
             first.to_numpy() == np.arange(len(first))).all():
-        raise DataError(
-            f"{str(path)!r}: the first column has no name in the header and holds the row numbers 0, 1, 2, ...: the "
-            "row index that pandas' to_csv writes. Write the file with to_csv(..., index=False), or delete that "
-            "column; it is not a predictor."
+        warn_at_caller(
+            f"{str(path)!r}: the first column has no name in the header and holds the row numbers 0, 1, 2, ... (the "
+            "row index that pandas' to_csv writes); it is read as the rows' labels, not as data. Write the file "
+            "with to_csv(..., index=False) to leave it out.",
+            UserWarning,
         )
+        return data.set_axis(first.to_numpy(), axis=0).iloc[:, 1:]
     last = data.iloc[:, -1] if data.shape[1] == len(names) else None
     if empty == [len(names) - 1] and last is not None and last.isna().all():
         raise DataError(
@@ -199,7 +203,7 @@ def read_table(path: str | Path, text_columns: Sequence[str] = ()) -> pd.DataFra
         raise FileProblem(f"{str(path)!r} is empty: it has no header row and 0 rows.") from None
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, ImportError) as error:
         raise FileProblem(f"cannot read {str(path)!r} as {suffix[1:]}: {error}") from None
-    _check_header(names, data, path, suffix)
+    data = _check_header(names, data, path, suffix)
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise DataError(f"{str(path)!r} has duplicated column name(s) {repeated}; give every column its own name.")
