@@ -438,6 +438,8 @@ API_CASES = [
     Case("api: one-level Categorical through '.'", "api", design(_assign(s=pd.Categorical(["one"] * N))), DataError, r"the factor 's' has the single level 'one'.*contrasts can be applied only to factors with 2 or more levels"),
     Case("api: one-level factor in an interaction", "api", design(_assign(s="one"), "y ~ u2 + u1:s"), DataError, r"the factor 's' has the single level 'one'"),
     Case("api: one-level factor in a code formula (safe=False)", "api", lambda c: build_design("y ~ u1 + s", c.frame.assign(s="one"), safe=False), DataError, r"the factor 's' has the single level 'one'"),
+    Case("api: Categorical with one observed of three categories", "api", design(_assign(s=pd.Categorical(["one"] * N, categories=["one", "two", "three"])), "y ~ u1 + s"), DataError, r"the factor 's' has the single level 'one' in the data.*'\. - s'"),
+    Case("api: one-level C() in a code formula names the term", "api", lambda c: build_design("y ~ u1 + C(s)", c.frame.assign(s="one"), safe=False), DataError, r"the factor 'C\(s\)' has the single level 'one'.*Remove the term C\(s\) from the formula, or"),
     Case("api: two one-level factors", "api", design(_assign(s="one", t=pd.Categorical(["a"] * N)), "y ~ u1 + s + t"), DataError, r"the factors 's' has the single level 'one', 't' has the single level 'a'.*'\. - s - t'"),
     # review r11 F4: numbers with thousands separators, and identifiers, became one dummy per row
     Case("api: numbers with thousands separators", "api", design(_assign(s=lambda f: [f"{v:,.0f}" for v in f.u1.abs() * 10000 + 1000])), DataError, r"the data column 's' holds text, but its values are numbers written with thousands separators \(e\.g\. '\d,\d\d\d'.*pd\.to_numeric\(df\['s'\]\.str\.replace\(',', ''\)\)"),

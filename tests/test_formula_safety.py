@@ -291,7 +291,9 @@ def test_non_string_column_names_are_named_by_their_text():
 def test_predicting_wide_data_takes_time_linear_in_the_number_of_columns():
     """Review r11 F2: FormulaDesign.transform rebuilt the set of column names for every input column (and the
     design names looked at every term for every column): 100 rows x 5000 columns took 67 s to predict. Linear time
-    gives a ratio near 16 (about 20 measured) for 16 times the columns; the quadratic steps gave about 60."""
+    gives a ratio near 16 for 16 times the columns (16-28 measured in CPU time, up to 52 in wall time under a
+    load of 10 on 2 cores); the quadratic steps gave about 155. CPU time, best of 3, and a bound of 80 keep the
+    test about the growth, not the machine's load."""
     import time
 
     def seconds(p: int) -> float:
@@ -302,10 +304,10 @@ def test_predicting_wide_data_takes_time_linear_in_the_number_of_columns():
         design.transform(frame)  # warm up
         best = np.inf
         for _ in range(3):
-            start = time.perf_counter()
+            start = time.process_time()
             design.transform(frame)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         return best
 
     small, large = seconds(250), seconds(4000)
-    assert large < 40 * small, (small, large)
+    assert large < 80 * small, (small, large)

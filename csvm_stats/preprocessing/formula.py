@@ -340,16 +340,40 @@ def check_terms_built(spec: ModelSpec, parsed: ParsedFormula | None) -> None:
             raise DataError(f"the term(s) {empty} of the formula {text!r} give no design column; remove "
                             "them from the formula.")
         return
+    raise _single_level_error(single, parsed)
+
+
+def _single_level_error(single: dict[str, list[Any]], parsed: ParsedFormula | None) -> DataError:
+    """The refusal of factors with fewer than two levels in the data (``single``: name -> its levels)."""
     one = len(single) == 1
     described = ", ".join(f"{name!r} has the single level {levels[0]!r}" if levels else f"{name!r} has no level"
                           for name, levels in single.items())
-    minus = " ".join(f"- {_formula_name(name)}" for name in single)
-    raise DataError(
+    if parsed is None:  # formulaic's own terms (C(k), ...): name them, a '.' formula is not ours to write
+        remove = f"Remove the term{'' if one else 's'} {', '.join(single)} from the formula"
+    else:
+        minus = " ".join(f"- {_formula_name(name)}" for name in single)
+        remove = f"Remove {'it' if one else 'them'} from the formula (with '.', write '. {minus}')"
+    return DataError(
         f"the factor{'' if one else 's'} {described} in the data, so {'it' if one else 'they'} cannot enter the "
         "model (a factor needs at least 2 levels; R says 'contrasts can be applied only to factors with 2 or more "
-        f"levels'). Remove {'it' if one else 'them'} from the formula (with '.', write '. {minus}'), or check why "
-        f"the column{' holds' if one else 's hold'} a single value."
+        f"levels'). {remove}, or check why the column{' holds' if one else 's hold'} a single value."
     )
+
+
+def check_observed_levels(data: pd.DataFrame, parsed: ParsedFormula) -> None:
+    """Refuse a factor column of the formula (text or Categorical) whose data hold fewer than two levels.
+
+    A Categorical's unused categories would be all-zero design columns, so the factor would leave the model
+    without a word; R's model frame drops unused levels (``drop.unused.levels``) and then refuses the factor.
+    """
+    single = {}
+    for column in parsed.columns:
+        values = data[column]
+        factor = isinstance(values.dtype, pd.CategoricalDtype) or values.dtype == object  # text is a factor too
+        if factor and values.nunique(dropna=True) < 2:
+            single[column] = [str(v) for v in pd.unique(values.dropna())]
+    if single:
+        raise _single_level_error(single, parsed)
 
 
 def _formula_name(name: str) -> str:
@@ -377,6 +401,7 @@ def _safe_matrix(
 ) -> tuple[str, pd.DataFrame, ModelSpec, ParsedFormula]:
     parsed = parse_formula(formula, list(data.columns))
     data = usable_frame(data, parsed.columns)
+    check_observed_levels(data, parsed)
     if ordered_contrasts == "poly":
         parsed = parsed.with_polynomial(_ordered_columns(data, parsed))
     terms = parsed.rhs_terms()  # a FormulaError of a column formulaic cannot code is raised here, not translated

@@ -172,6 +172,7 @@ used_xlevels <- function(mt, mf) {
   factors <- attr(mt, "factors")
   if (is.null(xlevels) || !length(factors)) return(xlevels)
   used <- rownames(factors)[rowSums(factors != 0) > 0]
+  used <- sub("^`(.*)`$", "\\1", used)  # the terms' variables are deparsed: `my grp` is my grp in xlevels
   xlevels[names(xlevels) %in% used]
 }
 

@@ -123,3 +123,18 @@ test_that("np_classifier predicts new rows whose removed column (- Id) has new v
   ref <- csvm(status ~ . - Id, data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial", random_state = 7L)
   expect_equal(fit$xlevels, ref$xlevels)
 })
+
+test_that("a factor with a non-syntactic name keeps its levels for predict (used_xlevels matches `my grp`)", {
+  # review r12 F2: the terms' variables are deparsed with backquotes, xlevels' names are not, so the levels
+  # of `my grp` were dropped and predict() rebuilt the factor from the new rows' own levels.
+  skip_without_python()
+  d <- make_data()
+  names(d)[names(d) == "site"] <- "my site"
+  fit <- np_classifier(status ~ ., data = d, learner = "logistic", tpr_min = 0.8, random_state = 7L)
+  expect_true("my site" %in% names(fit$xlevels))
+  idx <- which(d[["my site"]] == "north")[1:3]  # new data holding one level of the factor only
+  full <- predict(fit, d, type = "prob")
+  expect_equal(unname(predict(fit, d[idx, ], type = "prob")), unname(full[idx]))
+  ref <- csvm(status ~ ., data = d, tpr_min = 0.8, time_limit = 20, bound = "binomial", random_state = 7L)
+  expect_true("my site" %in% names(ref$xlevels))
+})
