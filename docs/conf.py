@@ -114,18 +114,9 @@ nitpick_ignore = [
     # csvm_stats/models/np_base.py (another developer's file in review r10): NPResultsBase's `classes`
     # attribute is described in its docstring, not an attribute page.
     ("py:attr", "classes"),
-    # csvm_stats/optimization/engine.py (another developer's file in review r10): fit_csvm's docstring
-    # names internals without a page, and its Raises section gives the exceptions by their short
-    # names, which do not resolve from csvm_stats.fit_csvm's page (they are documented as
-    # csvm_stats.exceptions.<Name>; the docstring should say so when engine.py is next edited).
-    ("py:class", "DataError"),
-    ("py:class", "InfeasibleConstraintsError"),
-    ("py:class", "NoSolutionError"),
-    ("py:class", "SolverError"),
+    # fit_csvm's `budget` parameter: the whole-fit time budget is internal (csvm_stats/optimization/budget.py,
+    # described on the solvers page), with no API page.
     ("py:class", "csvm_stats.optimization.budget.FitBudget"),
-    ("py:meth", "csvm_stats.optimization.budget.FitBudget.solver_options"),
-    ("py:func", "csvm_stats.optimization.warmstart.joint_count_start"),
-    ("py:func", "csvm_stats.inference.bounds.adjust_target"),
 ]
 nitpick_ignore_regex = [
     # The site documents public names, not modules: a docstring's :mod:`csvm_stats.optimization.budget`

@@ -242,7 +242,7 @@ def fit_csvm(
 
     ``min_counts`` maps ``"tpr"``, ``"tnr"``, ``"acc"`` to the number of anchor
     points of the positive class, the negative class or all that must satisfy
-    their margin constraint (see :func:`csvm_stats.inference.bounds.adjust_target`).
+    their margin constraint (see ``csvm_stats.inference.bounds.adjust_target``).
     ``big_m=None`` solves the exact model (proven per-point constants or
     indicator constraints), the default; a number M is the paper's big-M model,
     exact only when M is at least every proven bound (``fit.record.exact``).
@@ -257,16 +257,17 @@ def fit_csvm(
     the model's set-up and the search, which gets what is left less
     SEARCH_RESERVE_ROUNDS rounds of its SMO (their CPU measured on the warm
     start's rounds, scaled to the wall clock by the fit's wall seconds per CPU
-    second: :meth:`~csvm_stats.optimization.budget.FitBudget.solver_options`).
+    second: ``FitBudget.solver_options``).
     When no shifted SVM meets requirements that the counting certificate leaves
-    open, :func:`~csvm_stats.optimization.warmstart.joint_count_start` searches
+    open, ``csvm_stats.optimization.warmstart.joint_count_start`` searches
     directions for the counts; a fit that ends without a rule names the closest
     one it found (``record.reason``). ``budget`` is the caller's budget when this fit is part of a
     larger one (the model's ``fit``, the sparse routes). Ctrl-C raises
     ``KeyboardInterrupt`` naming the phase.
 
-    Raises :class:`InfeasibleConstraintsError`, :class:`NoSolutionError`
-    (stopped without any solution), :class:`SolverError` or :class:`DataError`.
+    Raises :class:`~csvm_stats.exceptions.InfeasibleConstraintsError`,
+    :class:`~csvm_stats.exceptions.NoSolutionError` (stopped without any solution),
+    :class:`~csvm_stats.exceptions.SolverError` or :class:`~csvm_stats.exceptions.DataError`.
 
     Parameters
     ----------
@@ -299,7 +300,7 @@ def fit_csvm(
     warm_start : bool, default True
         Start from the shifted SVM.
     budget : FitBudget or None
-        The caller's whole-fit budget (:class:`csvm_stats.optimization.budget.FitBudget`)
+        The caller's whole-fit budget (``csvm_stats.optimization.budget.FitBudget``)
         when this solve is one part of a larger fit; ``None`` starts a new one
         from ``options.time_limit`` and ``options.clock``.
 
