@@ -28,7 +28,6 @@ identifier).
 
 from __future__ import annotations
 
-
 import numbers
 import re
 from collections.abc import Iterable
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from csvm_stats.exceptions import DataError, warn_at_caller
+from csvm_stats.preprocessing.formula_grammar import formula_name
 from csvm_stats.preprocessing.text_order import r_level_order
 from csvm_stats.preprocessing.wording import current_front_end
 
@@ -207,8 +207,8 @@ def _check_identifier(levels: np.ndarray, n_rows: int, name: str, python: bool, 
     if n_levels < MIN_ID_LEVELS or n_levels <= ID_SHARE * n_rows or (n_levels < n_rows and not warn):
         return
     examples = [str(v) for v in levels[:3]]
-    drop = f"drop it from the formula with '- {name}' (e.g. 'y ~ . - {name}')" if _plain(name) else \
-        f"drop it from the formula with '- `{name}`'"
+    written = formula_name(name)
+    drop = f"drop it from the formula with '- {written}'" + (f" (e.g. 'y ~ . - {name}')" if written == name else "")
     number = ""
     if numbers:
         number = (f"; if it is a measurement, convert it with pd.to_numeric(df[{name!r}])" if python else
@@ -227,11 +227,6 @@ def _check_identifier(levels: np.ndarray, n_rows: int, name: str, python: bool, 
         "fewer levels.", UserWarning)
 
 
-def _plain(name: str) -> bool:
-    """Whether a formula can name ``name`` without backquotes."""
-    return re.fullmatch(r"[^\W\d][\w.]*", name) is not None
-
-
 def warn_if_baseline_differs_from_r(column: pd.Series, name: str) -> None:
     """Warn when a text column's baseline level (the first in code-point order) is not the one R would take.
 
@@ -239,9 +234,9 @@ def warn_if_baseline_differs_from_r(column: pd.Series, name: str) -> None:
     its treatment dummies, and with the penalty the fitted classifier, differ from ours.
     """
     levels = sorted(str(v) for v in pd.unique(column.dropna().to_numpy(dtype=object)))
-    if len(levels) < 2 or r_level_order(levels)[0] == levels[0]:
+    theirs = r_level_order(levels)[0] if len(levels) >= 2 else None
+    if theirs is None or theirs == levels[0]:
         return
-    theirs = r_level_order(levels)[0]
     if current_front_end() == "python":
         fix = (f"make it a Categorical with the baseline first, e.g. df[{name!r}] = pd.Categorical(df[{name!r}], "
                f"categories=[{theirs!r}, ...]), to fit the same model in both")

@@ -45,7 +45,13 @@ from formulaic.parser.types import Factor
 from csvm_stats.exceptions import DataError, FormulaError
 from csvm_stats.preprocessing.design import MAX_MAGNITUDE, check_magnitudes
 from csvm_stats.preprocessing.dtypes import usable_frame
-from csvm_stats.preprocessing.formula_grammar import CONTRASTS, ParsedFormula, parse_formula, response_of
+from csvm_stats.preprocessing.formula_grammar import (
+    CONTRASTS,
+    ParsedFormula,
+    formula_name,
+    parse_formula,
+    response_of,
+)
 from csvm_stats.preprocessing.validation import check_unique_columns
 
 _INTERCEPT = "Intercept"
@@ -351,7 +357,7 @@ def _single_level_error(single: dict[str, list[Any]], parsed: ParsedFormula | No
     if parsed is None:  # formulaic's own terms (C(k), ...): name them, a '.' formula is not ours to write
         remove = f"Remove the term{'' if one else 's'} {', '.join(single)} from the formula"
     else:
-        minus = " ".join(f"- {_formula_name(name)}" for name in single)
+        minus = " ".join(f"- {formula_name(name)}" for name in single)
         remove = f"Remove {'it' if one else 'them'} from the formula (with '.', write '. {minus}')"
     return DataError(
         f"the factor{'' if one else 's'} {described} in the data, so {'it' if one else 'they'} cannot enter the "
@@ -374,11 +380,6 @@ def check_observed_levels(data: pd.DataFrame, parsed: ParsedFormula) -> None:
             single[column] = [str(v) for v in pd.unique(values.dropna())]
     if single:
         raise _single_level_error(single, parsed)
-
-
-def _formula_name(name: str) -> str:
-    """``name`` as a formula writes it: plain, or between backquotes."""
-    return name if re.fullmatch(r"[^\W\d][\w.]*", name) else f"`{name}`"
 
 
 def _string_names(data: pd.DataFrame) -> pd.DataFrame:

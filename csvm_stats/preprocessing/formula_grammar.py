@@ -117,6 +117,15 @@ def tokenize(text: str) -> list[Token]:
 CONTRASTS = ("treatment", "poly")
 
 
+_PLAIN_NAME = re.compile(r"[^\W\d][\w.]*")
+
+
+def formula_name(name: str) -> str:
+    """``name`` as a formula writes it: a ``NAME`` plain (letters, digits, ``_``, ``.``, not starting with a
+    digit), any other name between backquotes."""
+    return name if _PLAIN_NAME.fullmatch(name) else f"`{name}`"
+
+
 _CODING_NAMES = ("C", "contr")  # names that formulaic's C(column, contr.poly) reads as its own
 
 
