@@ -74,7 +74,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from csvm_stats.exceptions import DataError
 from csvm_stats.models.model import CSVM
 from csvm_stats.multiclass.model import MulticlassCSVM
-from csvm_stats.preprocessing.validation import check_feature_table, check_kernel_options, check_labels_present
+from csvm_stats.preprocessing.validation import (
+    KERNEL_PARAMETERS,
+    check_feature_table,
+    check_kernel_options,
+    check_labels_present,
+)
 from csvm_stats.probability.ebb import EBB
 
 PROBABILITY_VARIANTS: tuple[str, ...] = ("venn-abers", "ebb", "cebb1", "cebb2")
@@ -360,11 +365,9 @@ class CSVMClassifier(ClassifierMixin, BaseEstimator):
         parameter, so it is passed at its default.
         """
         check_kernel_options("poly", self.gamma, self.degree, self.coef0, self.rank)  # the values themselves
-        used = {"gamma": ("rbf", "poly"), "degree": ("poly",), "coef0": ("poly",)}
-        defaults = {"gamma": "scale", "degree": 3, "coef0": 1.0}
         return {
-            name: getattr(self, name) if not callable(self.kernel) and self.kernel in kernels else defaults[name]
-            for name, kernels in used.items()
+            name: getattr(self, name) if not callable(self.kernel) and self.kernel in users else default
+            for name, (default, users) in KERNEL_PARAMETERS.items()
         }
 
     def _fit_multiclass(self, X: np.ndarray, y: np.ndarray, variant: str | None):

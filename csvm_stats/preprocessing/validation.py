@@ -107,6 +107,12 @@ def check_kernel(kernel: Any) -> Any:
     return kernel
 
 
+#: Each kernel parameter's default and the kernels that use it.
+KERNEL_PARAMETERS: dict[str, tuple[Any, tuple[str, ...]]] = {
+    "gamma": ("scale", ("rbf", "poly")), "degree": (3, ("poly",)), "coef0": (1.0, ("poly",)),
+}
+
+
 def check_kernel_options(kernel: Any, gamma: Any, degree: Any, coef0: Any, rank: Any) -> None:
     """The kernel and its parameters; a parameter the kernel does not use must keep its default.
 
@@ -127,8 +133,8 @@ def check_kernel_options(kernel: Any, gamma: Any, degree: Any, coef0: Any, rank:
     if not _is_real(coef0) or not math.isfinite(float(coef0)):
         raise DataError(f"coef0 must be a finite number, got {coef0!r}.")
     check_integer(rank, "rank", low=1, none=True)
-    for parameter, value, default, users in (("gamma", gamma, "scale", ("rbf", "poly")),
-                                             ("degree", degree, 3, ("poly",)), ("coef0", coef0, 1.0, ("poly",))):
+    for parameter, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        default, users = KERNEL_PARAMETERS[parameter]
         if value == default or (not callable(kernel) and kernel in users):
             continue
         used = "a callable kernel" if callable(kernel) else option("kernel", kernel)
